@@ -1,0 +1,1 @@
+"""Perudo table companion: rules engine, table state, web app and CLI."""

@@ -1,0 +1,1 @@
+"""Camera backends and the gpiozero panel (buttons and LEDs); nothing here knows the rules."""

@@ -1,0 +1,1 @@
+"""Shipped face models and calibrations (data files with their model cards)."""
