@@ -1,0 +1,83 @@
+"""The reader's typed results: what every stage of `vision/` hands on, and what the table reads."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+VIEWS = ("above", "below")
+
+# Why a die is not counted. Any flag keeps the die out of `counts` and puts the photo in `check`.
+EDGE = "edge"            # standing on an edge or leaning: must be re-rolled
+STACKED = "stacked"      # resting on another die
+CUT = "cut"              # cut off by the frame
+OUTSIDE = "outside"      # not on the tray (rim, jar beside it): ignored, never counted
+UNREADABLE = "unreadable"  # face the reader cannot read with confidence (or an untaught picture face)
+FLAGS = (EDGE, STACKED, CUT, OUTSIDE, UNREADABLE)
+
+
+class ImageError(ValueError):
+    """The input is not a usable photo (corrupt, not an image, blank, black)."""
+
+
+@dataclass(frozen=True)
+class Die:
+    """One die found in a photo. `face` is the top face (1 = ace/paco); `seen` is the face the camera saw."""
+
+    face: int | None
+    seen: int | None
+    center: tuple[float, float]
+    size: float
+    angle: float
+    confidence: float
+    colour: str
+    seat: str | None = None
+    flags: tuple[str, ...] = ()
+
+    @property
+    def counted(self) -> bool:
+        return not self.flags and self.face is not None
+
+    def to_json(self) -> dict:
+        return {
+            "face": self.face,
+            "seen": self.seen,
+            "center": [round(self.center[0], 1), round(self.center[1], 1)],
+            "size": round(self.size, 1),
+            "angle": round(self.angle, 1),
+            "confidence": round(self.confidence, 3),
+            "colour": self.colour,
+            "seat": self.seat,
+            "flags": list(self.flags),
+        }
+
+
+@dataclass(frozen=True)
+class Reading:
+    """Everything read from one photo."""
+
+    view: str
+    dice: tuple[Die, ...]
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def status(self) -> str:
+        """`ok` only when every die on the tray was read with confidence; else `check`."""
+        on_tray = [d for d in self.dice if OUTSIDE not in d.flags]
+        return "ok" if all(d.counted for d in on_tray) else "check"
+
+    @property
+    def counts(self) -> dict[str, int]:
+        tally = {str(f): 0 for f in range(1, 7)}
+        for die in self.dice:
+            if die.counted:
+                tally[str(die.face)] += 1
+        return tally
+
+    def to_json(self, image: str | None = None) -> dict:
+        return {
+            "image": image,
+            "view": self.view,
+            "status": self.status,
+            "dice": [d.to_json() for d in self.dice],
+            "counts": self.counts,
+            "warnings": list(self.warnings),
+        }
