@@ -81,3 +81,28 @@ class Reading:
             "counts": self.counts,
             "warnings": list(self.warnings),
         }
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A die found by `vision.locate`, before its face is read.
+
+    `corners` is the top face's quadrilateral (4 (x, y) points, image pixels) used to cut the
+    face out for `vision.faces`; `flags` holds what locating alone can tell (edge, stacked, cut,
+    outside)."""
+
+    center: tuple[float, float]
+    size: float
+    angle: float
+    corners: tuple[tuple[float, float], ...]
+    colour: str
+    flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FaceRead:
+    """What `vision.faces` read on one die's visible face: `value` is the face seen (None: unreadable)."""
+
+    value: int | None
+    confidence: float
+    kind: str = "pips"  # "pips" or "picture"
