@@ -373,15 +373,22 @@ def open_camera(config: Mapping | None = None) -> Camera:
     """The camera a config section asks for: {"backend": name, option: value, ...}.
 
     Options are the backend's constructor arguments (e.g. `device` and `size` for opencv,
-    `folder` and `loop` for folder). A typo gets a ValueError naming the options that exist;
-    a camera that cannot be opened raises CameraError.
+    `folder` and `loop` for folder). `view` (where the camera sits: above or below the tray) is
+    accepted for every backend, since the reader needs it; only the simulated camera uses it.
+    A typo gets a ValueError naming the options that exist; a camera that cannot be opened
+    raises CameraError.
     """
     options = dict(config or {})
     backend = options.pop("backend", "simulated")
     if backend not in BACKENDS:
         raise ValueError(f"unknown camera backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    view = options.pop("view", "above")
+    if view not in VIEWS:
+        raise ValueError(f"camera view must be one of {', '.join(VIEWS)}, got {view!r}")
     cls = BACKENDS[backend]
     params = inspect.signature(cls.__init__).parameters
+    if "view" in params:
+        options["view"] = view
     known = [name for name in params if name != "self"]
     unknown = sorted(set(options) - set(known))
     if unknown:

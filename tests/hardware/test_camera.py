@@ -34,7 +34,7 @@ def test_folder_replays_photos_in_natural_name_order_then_loops(tmp_path):
     for name, shade in (("tray10.png", 30), ("tray2.png", 20), ("tray1.png", 10)):
         cv2.imwrite(str(tmp_path / name), photo(shade))
     (tmp_path / "notes.txt").write_text("not a photo")
-    camera = open_camera({"backend": "folder", "folder": str(tmp_path)})
+    camera = open_camera({"backend": "folder", "folder": str(tmp_path), "view": "below"})
     shades = [int(camera.capture()[0, 0, 0]) for _ in range(4)]
     assert shades == [10, 20, 30, 10]
     assert camera.last_path.name == "tray1.png"
@@ -162,6 +162,7 @@ def test_picamera2_unknown_format_is_a_camera_error():
     ({"backend": "opencv", "devise": 0}, "unknown option devise for camera backend 'opencv'; known: device"),
     ({"backend": "folder"}, "camera backend 'folder' needs folder"),
     ({"backend": "opencv", "size": [640]}, r"camera size must be \[width, height\]"),
+    ({"backend": "folder", "folder": ".", "view": "sideways"}, "camera view must be one of above, below"),
 ])
 def test_camera_config_mistakes_are_named(config, message):
     with pytest.raises(ValueError, match=message):
