@@ -294,8 +294,9 @@ class FolderCamera:
 class SimulatedCamera:
     """Rolls the dice each seat holds and renders them as a photo, in the configured view.
 
-    `last_truth` ({seat: top faces}) and `last_image` tell tests and the simulator what was on
-    the tray. `stage(dice)` shows exactly those dice at the next capture (even if the counts
+    `last_truth` ({seat: top faces}), `last_dice` (the renderer's record of every die drawn:
+    seat, face, centre, flags) and `last_image` tell tests and the simulator what was on the
+    tray. `stage(dice)` shows exactly those dice at the next capture (even if the counts
     differ from what players hold: that is how a test produces a miscounted tray), and
     `unplug()` makes captures fail the way a pulled cable does.
     """
@@ -311,6 +312,7 @@ class SimulatedCamera:
         self.size = _size(size)
         self.name = f"simulated camera ({view})"
         self.last_truth: dict[str, list[int]] | None = None
+        self.last_dice: list[dict] | None = None
         self.last_image: np.ndarray | None = None
         self._rng = random.Random(seed)
         self._staged: dict[str, list[int]] | None = None
@@ -349,9 +351,13 @@ class SimulatedCamera:
         missing = sorted(seat for seat in on_tray if seat not in self.seat_colours)
         if missing:
             raise CameraError(f"the simulated camera has no dice colour for {', '.join(missing)}")
-        image, _ = self._render(on_tray, {seat: self.seat_colours[seat] for seat in on_tray},
-                                view=self.view, seed=self._rng.randrange(2**31), size=self.size)
+        try:
+            image, truth = self._render(on_tray, {seat: self.seat_colours[seat] for seat in on_tray},
+                                        view=self.view, seed=self._rng.randrange(2**31), size=self.size)
+        except ValueError as exc:  # e.g. more dice than fit on the tray at this size
+            raise CameraError(f"the simulated camera could not draw the tray: {exc}") from exc
         self.last_truth = dice
+        self.last_dice = list(truth)
         self.last_image = image
         return image
 

@@ -167,3 +167,88 @@ def test_picamera2_unknown_format_is_a_camera_error():
 def test_camera_config_mistakes_are_named(config, message):
     with pytest.raises(ValueError, match=message):
         open_camera(config)
+
+
+# ---------------------------------------------------------------- simulated
+
+COLOURS = {"Ana": "red", "Ben": "blue", "Cyd": "green"}
+SMALL = (640, 480)  # quicker to draw where the photo size does not matter
+
+
+def faces_drawn(camera):
+    """{seat: sorted top faces} of the dice the renderer really put in the photo."""
+    drawn = {}
+    for die in camera.last_dice:
+        drawn.setdefault(die["seat"], []).append(die["face"])
+    return {seat: sorted(faces) for seat, faces in drawn.items()}
+
+
+def test_simulated_camera_photographs_the_dice_each_player_holds():
+    camera = open_camera({"backend": "simulated", "seat_colours": COLOURS, "seed": 7})
+    image = camera.capture(expected={"Ana": 5, "Ben": 3, "Cyd": 0})
+    assert image.shape == (1232, 1640, 3) and image.dtype == np.uint8
+    ok, jpeg = cv2.imencode(".jpg", image)
+    assert ok and cv2.imdecode(jpeg, cv2.IMREAD_COLOR).shape == (1232, 1640, 3)
+    truth = camera.last_truth
+    assert {seat: len(faces) for seat, faces in truth.items()} == {"Ana": 5, "Ben": 3, "Cyd": 0}
+    assert all(1 <= face <= 6 for faces in truth.values() for face in faces)
+    assert faces_drawn(camera) == {seat: sorted(faces) for seat, faces in truth.items() if faces}
+    assert {die["colour"] for die in camera.last_dice} == {"red", "blue"}
+    assert camera.last_image is image
+
+
+def test_simulated_rolls_differ_between_rounds_but_repeat_with_the_seed():
+    first = SimulatedCamera(COLOURS, seed=3, size=SMALL)
+    again = SimulatedCamera(COLOURS, seed=3, size=SMALL)
+    rolls = []
+    for _ in range(2):
+        image = first.capture(expected={"Ana": 5, "Ben": 5})
+        assert np.array_equal(image, again.capture(expected={"Ana": 5, "Ben": 5}))
+        rolls.append(first.last_truth)
+    assert rolls[0] != rolls[1]
+
+
+def test_simulated_view_from_below():
+    camera = open_camera({"backend": "simulated", "view": "below", "seat_colours": COLOURS,
+                          "seed": 1, "size": list(SMALL)})
+    camera.capture(expected={"Cyd": 2})
+    assert camera.name == "simulated camera (below)"
+    assert all(die["seen"] == 7 - die["face"] for die in camera.last_dice)  # the bottom face shows
+
+
+def test_staged_dice_are_shown_as_given_even_when_counts_are_wrong():
+    camera = SimulatedCamera(COLOURS, seed=1, size=SMALL)
+    camera.stage({"Ana": [1, 1, 6], "Ben": [4]})
+    camera.capture(expected={"Ana": 5, "Ben": 5})
+    assert camera.last_truth == {"Ana": [1, 1, 6], "Ben": [4]}
+    assert faces_drawn(camera) == {"Ana": [1, 1, 6], "Ben": [4]}
+    camera.capture(expected={"Ana": 2})  # staging is for one capture only
+    assert len(camera.last_truth["Ana"]) == 2
+    with pytest.raises(ValueError, match="faces must be 1-6"):
+        camera.stage({"Ana": [7]})
+
+
+def test_unplugged_simulated_camera_fails_like_a_pulled_cable():
+    camera = SimulatedCamera(COLOURS, size=SMALL)
+    camera.unplug()
+    with pytest.raises(CameraError, match="camera not found: is the ribbon cable / USB plugged in"):
+        camera.capture(expected={"Ana": 1})
+    camera.plug()
+    assert camera.capture(expected={"Ana": 1}).shape == (480, 640, 3)
+
+
+def test_simulated_seat_without_a_colour_is_a_camera_error():
+    camera = SimulatedCamera({"Ana": "red"}, size=SMALL)
+    with pytest.raises(CameraError, match="no dice colour for Dan"):
+        camera.capture(expected={"Ana": 1, "Dan": 2})
+    camera.seat_colours["Dan"] = "black"  # the table fills colours in when players sit down
+    camera.capture(expected={"Ana": 1, "Dan": 2})
+    assert faces_drawn(camera).keys() == {"Ana", "Dan"}
+
+
+def test_simulated_bad_counts_and_view_are_refused():
+    camera = SimulatedCamera(COLOURS, size=SMALL)
+    with pytest.raises(ValueError, match="dice held must be a count"):
+        camera.capture(expected={"Ana": -1})
+    with pytest.raises(ValueError, match="camera view"):
+        SimulatedCamera(COLOURS, view="side")
