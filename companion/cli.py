@@ -8,6 +8,8 @@ import sys
 # Each module defines `register(subparsers)`, which adds its parser and sets `func`;
 # `func(args)` returns the process exit code.
 COMMAND_MODULES = [
+    "companion.commands.judge",
+    "companion.commands.odds",
 ]
 
 
