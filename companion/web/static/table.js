@@ -1,0 +1,121 @@
+// Live table page: re-renders the server's HTML fragment on every event from /api/events,
+// and sends bids, calls and corrections as CSRF-protected form posts without a reload.
+(function () {
+  "use strict";
+  var live = document.getElementById("live");
+  if (!live) return;
+  var csrf = document.querySelector('meta[name="csrf-token"]').content;
+  var lang = document.body.dataset.lang;
+  var refreshing = null;
+
+  function refresh() {
+    if (refreshing) { refreshing.again = true; return; }
+    refreshing = { again: false };
+    var url = live.dataset.part + "?lang=" + encodeURIComponent(lang) + "&t=" + Date.now();
+    fetch(url, { credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+      .then(function (html) { live.innerHTML = html; wire(); })
+      .catch(function () {})
+      .finally(function () {
+        var again = refreshing.again; refreshing = null; if (again) refresh();
+      });
+  }
+
+  function connect() {
+    if (!window.EventSource) { setInterval(refresh, 3000); return; }
+    var source = new EventSource("/api/events");
+    source.onmessage = refresh;
+    source.addEventListener("open", refresh);
+    // Named events (event: bid / call / verdict ...) also mean "something changed".
+    ["bid", "call", "capture", "reading", "correction", "verdict", "game", "round", "state", "check"]
+      .forEach(function (name) { source.addEventListener(name, refresh); });
+    source.onerror = function () { /* EventSource reconnects by itself */ };
+  }
+
+  function post(form, extra) {
+    var data = new FormData(form);
+    if (extra) Object.keys(extra).forEach(function (k) { data.set(k, extra[k]); });
+    return fetch(form.action, {
+      method: "POST", body: data, credentials: "same-origin",
+      headers: { "X-CSRF-Token": csrf, "Accept": "application/json" }
+    }).then(function (r) { return r.json().then(function (j) { return { ok: r.ok, body: j }; }); });
+  }
+
+  function showError(message) {
+    var box = document.getElementById("bid-error");
+    if (!box) { alert(message); return; }
+    box.textContent = message; box.hidden = false;
+  }
+
+  function wireBidForm(form) {
+    var faceInput = form.querySelector('input[name="face"]');
+    var qtyInput = form.querySelector('input[name="quantity"]');
+    var out = form.querySelector("output.qty");
+    var preview = form.querySelector(".preview");
+    function setQty(q) {
+      q = Math.max(1, Math.min(99, q)); qtyInput.value = q; out.textContent = q;
+      var sel = form.querySelector('.face[aria-pressed="true"] svg');
+      preview.textContent = q + " × ";
+      if (sel) preview.appendChild(sel.cloneNode(true));
+    }
+    form.querySelectorAll("button.face").forEach(function (b) {
+      b.addEventListener("click", function () {
+        form.querySelectorAll("button.face").forEach(function (o) { o.setAttribute("aria-pressed", "false"); });
+        b.setAttribute("aria-pressed", "true");
+        faceInput.value = b.dataset.face;
+        setQty(parseInt(b.dataset.min, 10));
+      });
+    });
+    form.querySelector(".minus").addEventListener("click", function () {
+      var sel = form.querySelector('.face[aria-pressed="true"]');
+      var min = sel ? parseInt(sel.dataset.min, 10) || 1 : 1;
+      setQty(Math.max(min, parseInt(qtyInput.value, 10) - 1));
+    });
+    form.querySelector(".plus").addEventListener("click", function () { setQty(parseInt(qtyInput.value, 10) + 1); });
+    qtyInput.addEventListener("change", function () { setQty(parseInt(qtyInput.value, 10) || 1); });
+    qtyInput.hidden = true;
+    setQty(parseInt(qtyInput.value, 10) || 1);
+    form.addEventListener("submit", function (e) { e.preventDefault(); send(form); });
+  }
+
+  function send(form, extra) {
+    form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    post(form, extra).then(function (res) {
+      if (!res.ok) { showError(res.body.error || "?"); }
+      refresh();
+    }).catch(function () { refresh(); });
+  }
+
+  function wireDice() {
+    var dialog = document.getElementById("correct-dialog");
+    if (!dialog) return;
+    var form = dialog.querySelector("form");
+    document.querySelectorAll("button.diebtn").forEach(function (b) {
+      b.addEventListener("click", function () {
+        form.querySelector('input[name="entry"]').value = b.dataset.entry;
+        dialog.showModal();
+      });
+    });
+    dialog.querySelector(".cancel").addEventListener("click", function () { dialog.close(); });
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      var face = e.submitter ? e.submitter.value : "";
+      dialog.close();
+      send(form, { face: face });
+    });
+  }
+
+  function wire() {
+    live.querySelectorAll('form[data-js="bid"]').forEach(wireBidForm);
+    live.querySelectorAll('form[data-js="call"]').forEach(function (f) {
+      f.addEventListener("submit", function (e) {
+        e.preventDefault();
+        send(f, e.submitter && e.submitter.name ? (function () { var o = {}; o[e.submitter.name] = e.submitter.value; return o; })() : null);
+      });
+    });
+    wireDice();
+  }
+
+  wire();
+  connect();
+})();
