@@ -257,7 +257,8 @@ def _system_pin_factory():
 def open_panel(config: Mapping | None = None, *, pin_factory=None) -> Panel | NoPanel:
     """The panel a config section describes ({"dudo": 17, ..., "seats": [...], "status_rgb": [...]}).
 
-    Missing keys take DEFAULT_PINS; a key set to null/empty leaves that part out;
+    Missing keys take DEFAULT_PINS; a button set to false (or None) and an empty `seats` or
+    `status_rgb` list leave that part out;
     `"enabled": false` gives a NoPanel. Bad pin numbers raise PanelError, even on a laptop, so a
     wrong config is caught before it reaches the Pi. Without GPIO (or when the pins can't be
     used) it returns a NoPanel and logs one warning saying why.
@@ -272,6 +273,9 @@ def open_panel(config: Mapping | None = None, *, pin_factory=None) -> Panel | No
         raise PanelError(f"unknown panel option {', '.join(unknown)}; known: "
                          f"{', '.join([*DEFAULT_PINS, 'enabled', *settings])}")
     pins = {**DEFAULT_PINS, **options}
+    for name in BUTTONS:
+        if pins[name] is False:  # TOML has no null: `calza = false` means no CALZA button
+            pins[name] = None
     check_pins(**pins)
     if not enabled:
         log.info("panel disabled in the config: running without buttons and LEDs")

@@ -160,12 +160,13 @@ def test_close_turns_everything_off_and_frees_the_pins(pwm_pins):
 
 def test_parts_left_out_of_the_config():
     pins = MockFactory(pin_class=MockPWMPin)
-    with Panel(calza=None, seats=[], status_rgb=None, pin_factory=pins) as panel:
+    with open_panel({"calza": False, "seats": [], "status_rgb": []}, pin_factory=pins) as panel:
         pressed = []
         panel.bind(on_dudo=lambda: pressed.append("dudo"), on_calza=lambda: pressed.append("calza"))
         panel.show_status("ready")
         panel.show_seats({0: "lost"})
         press(pins, DEFAULT_PINS["dudo"])
+        press(pins, DEFAULT_PINS["calza"])  # not fitted: nothing listens on that pin
         assert pressed == ["dudo"] and panel.status == "ready" and panel.seats == {}
 
 
