@@ -10,6 +10,9 @@ import sys
 COMMAND_MODULES = [
     "companion.commands.judge",
     "companion.commands.odds",
+    "companion.commands.serve",
+    "companion.commands.verify",
+    "companion.commands.export",
 ]
 
 

@@ -1,0 +1,1 @@
+"""The table: the round's state machine (controller), the event log (store), config and wiring."""
