@@ -155,8 +155,13 @@ class Panel:
         return pressed
 
     def show_status(self, state: str) -> None:
-        """Show a table state on the status LED (see STATUS_COLOURS)."""
+        """Show a table state on the status LED (see STATUS_COLOURS).
+
+        Showing the state already shown changes nothing, so a blink keeps its rhythm.
+        """
         _check_status(state)
+        if state == self.status:
+            return
         self.status = state
         if self._status_led is None:
             return
@@ -178,9 +183,12 @@ class Panel:
         players than it has lights).
         """
         _check_seats(states)
-        self.seats = {i: s for i, s in states.items() if i < len(self._seat_leds) and s != "off"}
+        lit = {i: s for i, s in states.items() if i < len(self._seat_leds) and s != "off"}
         for index, led in enumerate(self._seat_leds):
-            self._light_seat(led, self.seats.get(index, "off"))
+            state = lit.get(index, "off")
+            if state != self.seats.get(index, "off"):  # an unchanged pulse keeps its rhythm
+                self._light_seat(led, state)
+        self.seats = lit
 
     def _light_seat(self, led, state: str) -> None:
         if state == "lost":

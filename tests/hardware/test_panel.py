@@ -243,3 +243,15 @@ def test_unknown_pin_library_in_the_environment_is_no_gpio(no_default_factory, m
 def test_config_mistakes_are_caught_even_without_gpio(no_default_factory):
     with pytest.raises(PanelError, match="used twice"):
         open_panel({"dudo": 5})
+
+
+def test_showing_the_same_state_again_keeps_the_blink_going(pwm_pins):
+    with Panel(pin_factory=pwm_pins, blink_s=0.4) as panel:  # slow: robust on a busy machine
+        panel.show_seats({0: "gained"})
+        panel.show_status("check")
+        time.sleep(0.6)  # both blinks are in their dark half (0.4 s to 0.8 s)
+        assert pwm_pins.pin(SEAT_PINS[0]).state == 0 and pwm_pins.pin(RED).state == 0
+        panel.show_seats({0: "gained"})  # every table event repeats the picture
+        panel.show_status("check")
+        # a restarted blink would have lit up at once
+        assert pwm_pins.pin(SEAT_PINS[0]).state == 0 and pwm_pins.pin(RED).state == 0
