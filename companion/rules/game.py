@@ -34,6 +34,7 @@ class RoundResult:
     next_starter: str | None
     revealed: dict[str, list[int]] = field(default_factory=dict)
     dice_after: dict[str, int] = field(default_factory=dict)
+    bids: tuple[tuple[str, Bid], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,6 +84,7 @@ class Game:
             starter = self.players[0]
         if starter not in held:
             raise RecordError(f"starter {starter!r} is not among the players")
+        self._opening = (dict(held), starter)
         self.history: list[RoundResult] = []
         self.winner: str | None = None
         self.loser: str | None = None
@@ -124,6 +126,18 @@ class Game:
     def special_name(self) -> str:
         """This table's word for the special round, for sentences."""
         return self.variant.special_name or SPECIAL
+
+    def to_record(self) -> dict[str, Any]:
+        """The finished rounds as a game record that `companion judge` replays to the same verdict."""
+        dice, starter = self._opening
+        custom = {k: v for k, v in self.options.items() if v != self.variant.preset_value(k)}
+        return {
+            "variant": self.variant.name, "options": custom, "players": list(self.players),
+            "dice": dict(dice), "starter": starter,
+            "rounds": [{"bids": [[p, b.quantity, b.face] for p, b in r.bids],
+                        "call": {"type": r.call, "by": r.by},
+                        "dice": {p: list(faces) for p, faces in r.revealed.items()}} for r in self.history],
+        }
 
     # -- bids ---------------------------------------------------------------------------------
 
@@ -246,7 +260,7 @@ class Game:
         eliminated = [p for p in losing if self._dice[p] == 0]
         next_starter, owner = self._after_round(kind, caller, bidder, loser, losing)
         result = RoundResult(self.round_number, SPECIAL if self.special else None, bidder, bid, kind, caller,
-                             count, loser, gainer, eliminated, next_starter, hands, self.dice)
+                             count, loser, gainer, eliminated, next_starter, hands, self.dice, tuple(self.bids))
         self.history.append(result)
         if next_starter is None:
             self.phase = "over"
