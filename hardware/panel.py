@@ -243,21 +243,42 @@ class NoPanel:
         """Nothing to free."""
 
 
+PI_MODEL_FILE = "/proc/device-tree/model"
+
+
+def _is_raspberry_pi() -> bool:
+    try:
+        with open(PI_MODEL_FILE, encoding="ascii", errors="replace") as handle:
+            return handle.read().startswith("Raspberry Pi")
+    except OSError:
+        return False
+
+
 def _system_pin_factory():
-    """gpiozero's own pick of pin library, or None on a machine without usable GPIO.
+    """gpiozero's own pick of pin library and None, or None and the reason there is none.
 
     gpiozero warns once per library it fails to load and then raises; those warnings are
-    swallowed here so a laptop prints one line, not five. Mock pins chosen through
-    GPIOZERO_PIN_FACTORY=mock are refused: in production they would silently do nothing.
+    collected here so a laptop prints one line, not five, while a Pi whose pin libraries fail
+    (missing python3-lgpio, no permission on /dev/gpiochip0) is told why. Mock pins chosen
+    through GPIOZERO_PIN_FACTORY=mock are refused: in production they would silently do nothing.
     """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PinFactoryFallback)
+    with warnings.catch_warnings(record=True) as fallbacks:
+        warnings.simplefilter("always", PinFactoryFallback)
         try:
             Device.ensure_pin_factory()
         except Exception as exc:  # BadPinFactory, or a library that loads but finds no chip
-            log.debug("gpiozero found no pin factory: %s", exc)
-            return None, NO_GPIO
+            if not _is_raspberry_pi():
+                return None, NO_GPIO
+            reasons = "; ".join(str(w.message) for w in fallbacks
+                                if issubclass(w.category, PinFactoryFallback)) or str(exc)
+            return None, (f"no usable GPIO on this Raspberry Pi ({reasons}): install python3-lgpio "
+                          "and check the gpio group; running without buttons and LEDs")
+    for warning in fallbacks:
+        if not issubclass(warning.category, PinFactoryFallback):
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     if isinstance(Device.pin_factory, MockFactory):
+        Device.pin_factory.close()
+        Device.pin_factory = None
         return None, "GPIOZERO_PIN_FACTORY selects gpiozero's mock pins: running without buttons and LEDs"
     return Device.pin_factory, None
 

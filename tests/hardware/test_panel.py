@@ -232,6 +232,22 @@ def test_mock_pins_from_the_environment_are_refused(no_default_factory, monkeypa
     panel = open_panel({})
     assert isinstance(panel, NoPanel) and "mock pins" in panel.reason
     assert "running without buttons and LEDs" in caplog.text
+    assert Device.pin_factory is None  # nothing else gets silently built on mock pins
+
+
+def test_a_pi_whose_pin_libraries_fail_is_told_why(no_default_factory, monkeypatch, tmp_path):
+    try:
+        from gpiozero.pins.lgpio import LGPIOFactory  # noqa: F401
+        pytest.skip("this machine has GPIO")
+    except ImportError:
+        pass
+    model = tmp_path / "model"
+    model.write_bytes(b"Raspberry Pi 5 Model B Rev 1.0\x00")
+    monkeypatch.setattr("hardware.panel.PI_MODEL_FILE", str(model))
+    panel = open_panel({})
+    assert isinstance(panel, NoPanel)
+    assert panel.reason.startswith("no usable GPIO on this Raspberry Pi (Falling back from lgpio:")
+    assert "install python3-lgpio" in panel.reason
 
 
 def test_unknown_pin_library_in_the_environment_is_no_gpio(no_default_factory, monkeypatch):
