@@ -1,4 +1,7 @@
-"""Camera backends with real image files, a real OpenCV capture and the synthetic tray renderer."""
+"""Camera backends with real image files, a real OpenCV capture and the synthetic tray renderer.
+
+Named test_hw_* because tests/ has no __init__.py: a plain test_camera.py elsewhere would clash.
+"""
 import builtins
 import sys
 
