@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hmac
+import math
 import threading
 import time
 from dataclasses import dataclass
@@ -53,13 +54,13 @@ class PinGuard:
                 left = last + self.lock_seconds - now
                 if left > 0:
                     return AuthResult(False, 423, "too many wrong PINs: this device is locked out"
-                                      f" for {int(left) // 60 + 1} min", int(left) + 1)
+                                      f" for {math.ceil(left / 60)} min", math.ceil(left))
                 failures = 0   # the lock-out is over: start counting afresh
             elif failures >= self.free_tries:
                 wait = 2 ** (failures - self.free_tries) - (now - last)
                 if wait > 0:
-                    return AuthResult(False, 429, f"too many wrong PINs: wait {int(wait) + 1} s"
-                                      " before trying again", int(wait) + 1)
+                    return AuthResult(False, 429, f"too many wrong PINs: wait {math.ceil(wait)} s"
+                                      " before trying again", math.ceil(wait))
             if hmac.compare_digest(str(pin).encode(), self.pin.encode()):
                 self._failures.pop(client, None)
                 return AuthResult(True)
