@@ -16,7 +16,6 @@ from hardware.camera import (
     CameraError,
     FolderCamera,
     OpenCVCamera,
-    PiCamera,
     SimulatedCamera,
     open_camera,
     picamera2_to_bgr,
