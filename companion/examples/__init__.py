@@ -1,0 +1,1 @@
+"""Example game records bundled with the package (`companion judge --example NAME`)."""
