@@ -51,15 +51,18 @@ def load_calibration(config: TableConfig):
 def open_table(config: TableConfig, *, pin_factory=None) -> TableController:
     """A controller over the configured store, camera, panel and reader (closed by `close_table`)."""
     from hardware.panel import open_panel
-    store = EventStore(config.db_path)
+    camera = open_camera_for(config)       # a config mistake stops here, before any file is made
+    panel = store = None
     try:
-        camera = open_camera_for(config)
         panel = open_panel(config.panel, pin_factory=pin_factory)
         reader = VisionReader(config.view, load_calibration(config))
+        store = EventStore(config.db_path)
         return TableController(store, camera, panel, reader, table_id=config.table_id,
                                colours=config.colours)
     except BaseException:
-        store.close()
+        for part in (camera, panel, store):
+            if part is not None:
+                part.close()
         raise
 
 
