@@ -123,6 +123,11 @@ class Game:
         return self._call
 
     @property
+    def visible_bag(self) -> int | None:
+        """Dice in the bag where the table plays it open (bag_visible), None where lost dice stay hidden."""
+        return self.bag if self.options["bag_visible"] else None
+
+    @property
     def special_name(self) -> str:
         """This table's word for the special round, for sentences."""
         return self.variant.special_name or SPECIAL
