@@ -427,7 +427,8 @@ class Game:
         for name, faces in dice.items():
             if name not in self._dice:
                 raise RuleError(f"dice revealed for {name!r}, who is not playing at this table")
-            if not isinstance(faces, (list, tuple)) or not all(is_count(f) and f in FACES for f in faces):
+            if faces is not None and (not isinstance(faces, (list, tuple))
+                                      or not all(is_count(f) and f in FACES for f in faces)):
                 raise RuleError(f"{name}'s dice must be faces 1 to 6, not {faces!r}")
         for name in self.players:
             faces = list(dice.get(name) or [])
