@@ -96,10 +96,12 @@ def variants():
 def new_game():
     data = body(("variant", "options", "players", "colours", "dice", "starter", "rolloff", "replace"),
                 required=("players",))
+    config = current_app.extensions["companion"]["config"]
     return jsonify(controller().new_game(
-        variant=data.get("variant", "perudo"), options=data.get("options"),
+        variant=data.get("variant", config.variant),
+        options=data.get("options", config.options if "variant" not in data else None),
         players=data["players"], colours=data.get("colours"), dice=data.get("dice"),
-        starter=data.get("starter"), rolloff=bool(data.get("rolloff", True)),
+        starter=data.get("starter"), rolloff=bool(data.get("rolloff", config.rolloff)),
         replace=data.get("replace") is True))
 
 
