@@ -35,6 +35,7 @@ class RoundResult:
     revealed: dict[str, list[int]] = field(default_factory=dict)
     dice_after: dict[str, int] = field(default_factory=dict)
     bids: tuple[tuple[str, Bid], ...] = ()
+    aces_wild: bool = True  # how this round counted: the odds of its bid use the same
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -265,7 +266,8 @@ class Game:
         eliminated = [p for p in losing if self._dice[p] == 0]
         next_starter, owner = self._after_round(kind, caller, bidder, loser, losing)
         result = RoundResult(self.round_number, SPECIAL if self.special else None, bidder, bid, kind, caller,
-                             count, loser, gainer, eliminated, next_starter, hands, self.dice, tuple(self.bids))
+                             count, loser, gainer, eliminated, next_starter, hands, self.dice, tuple(self.bids),
+                             self.aces_wild)
         self.history.append(result)
         if next_starter is None:
             self.phase = "over"

@@ -156,9 +156,6 @@ class Variant:
         changed = {k: v for k, v in self.options.items() if v != self.preset_value(k)}
         return f"<Variant {self.name} {changed}>" if changed else f"<Variant {self.name}>"
 
-    def __getitem__(self, option: str) -> Any:
-        return self.options[option]
-
     @classmethod
     def preset_value(cls, option: str) -> Any:
         return cls.defaults.get(option, OPTION_SPECS[option].default)
@@ -195,9 +192,6 @@ class Variant:
         if self.options["stairs"] and is_stairs(hand):
             return len(hand) + 1
         return sum(1 for die in hand if die == face or (aces_wild and die == 1 and face != 1))
-
-    def describe(self) -> str:
-        return f"{self.title} ({self.name})"
 
 
 def is_stairs(hand: list[int]) -> bool:
