@@ -468,12 +468,28 @@ def act_call():
 @bp.post("/play/correct")
 @state_changing
 def act_correct():
-    """Set the face of one die of the reveal; the controller records it as a correction."""
-    entry, face = _form_int("entry"), _form_int("face")
-    if entry is None or face not in range(1, 7):
+    """Correct one die of the reveal (its face, its owner, or leave it out); the controller
+    records each correction, and the history marks the round as corrected."""
+    entry = _form_int("entry")
+    player = request.form.get("player") or None
+    if entry is None:
         return _answer(_("Choose the face the die shows."), 400)
+    change: dict = {"entry": entry}
+    if request.form.get("remove"):
+        change["remove"] = True
+    elif request.form.get("owner"):
+        if not player:
+            return _answer(_("Choose whose die it is."), 400)
+        change["player"] = player
+    else:
+        face = _form_int("face")
+        if face not in range(1, 7):
+            return _answer(_("Choose the face the die shows."), 400)
+        change["face"] = face
+        if player:
+            change["player"] = player
     try:
-        _controller().reading(changes=[{"entry": entry, "face": face}])
+        _controller().reading(changes=[change])
     except TableError as exc:
         return _refused(exc)
     return _answer()

@@ -99,9 +99,10 @@
     dialog.querySelector(".cancel").addEventListener("click", function () { dialog.close(); });
     form.addEventListener("submit", function (e) {
       e.preventDefault();
-      var face = e.submitter ? e.submitter.value : "";
+      var extra = {};
+      if (e.submitter && e.submitter.name) extra[e.submitter.name] = e.submitter.value;
       dialog.close();
-      send(form, { face: face });
+      send(form, extra);
     });
   }
 
