@@ -139,6 +139,7 @@ def render_tray(
     jpeg: int | None = None,
     blur: float | None = None,
     noise: float | None = None,
+    keystone: float | None = None,
     scene_seed: int | None = None,
     seat_colours: dict[str, str] | None = None,
 ) -> tuple[np.ndarray, TrayTruth]:
@@ -150,7 +151,8 @@ def render_tray(
     ask for that many such dice (`stacked` counts pairs). `faces` fixes the top faces (one per
     die, e.g. for calibration photos). `scene_seed` keeps the same table, tray and light
     while `seed` changes the dice. `jpeg` (quality 1-100, or 0 for none), `blur` (Gaussian
-    sigma, px) and `noise` (sensor noise sigma, grey levels) override the random choice.
+    sigma, px), `noise` (sensor noise sigma, grey levels) and `keystone` (a camera not square
+    to the table: one frame edge this fraction nearer, 0-0.15) override the random choice.
     `seat_colours` ({seat: colour}) fills each die's `seat` from its colour.
 
     Truth per die: face (top face 1-6), seen (face the camera saw: the bottom one from below),
@@ -206,7 +208,9 @@ def render_tray(
             if kind == "outside":
                 die.truth["flags"].append("outside")
         dice.append(die)
-    image = _draw(scene, scene_rng, rng, dice, jpeg=jpeg, blur=blur, noise=noise)
+    if keystone is None:
+        keystone = rng.uniform(0.02, 0.1) if hard and rng.random() < 0.5 else 0.0
+    image = _draw(scene, scene_rng, rng, dice, jpeg=jpeg, blur=blur, noise=noise, keystone=keystone)
     truth = [d.truth for d in dice]
     for item in truth:
         _finish_truth(item, scene, seat_colours)
@@ -252,7 +256,8 @@ def render_reveal(
         die = _flat_die(rng, scene, spot[0], spot[1], s, face, seat_colours[seat], "solid")
         die.truth["seat"] = seat
         dice.append(die)
-    image = _draw(scene, np.random.default_rng([seed, 43]), rng, dice, jpeg=None, blur=None, noise=None)
+    image = _draw(scene, np.random.default_rng([seed, 43]), rng, dice, jpeg=None, blur=None, noise=None,
+                  keystone=0.0)
     truth = [d.truth for d in dice]
     for item in truth:
         _finish_truth(item, scene, None)
@@ -303,13 +308,16 @@ def _make_scene(rng, size, view, hard, *, cut, outside, plain=False):
     light = np.array([math.cos(angle), math.sin(angle)])
     if cut and outside:
         raise ValueError("cut and outside dice cannot be asked for in the same photo")
+    bare = not outside and not plain and rng.random() < 0.2      # dice on a bare table, no tray
     tray_bigger = bool(cut) or (not outside and hard and not plain and rng.random() < 0.5)
-    if tray_bigger:      # the camera sees only the tray floor, which runs past the frame
+    if bare:
+        margin = -0.3
+    elif tray_bigger:      # the camera sees only the tray floor, which runs past the frame
         margin = -rng.uniform(0.03, 0.08)
     else:
         margin = rng.uniform(0.10, 0.16) if (outside or hard) and not plain else rng.uniform(0.03, 0.09)
     tilt = rng.uniform(-4, 4) if hard else rng.uniform(-1.5, 1.5)
-    rim_w = rng.uniform(0.025, 0.05) * min(width, height)
+    rim_w = 0.0 if bare else rng.uniform(0.025, 0.05) * min(width, height)
     mx, my = margin * width, margin * height
     rim = np.array([[mx, my], [width - mx, my], [width - mx, height - my], [mx, height - my]], float)
     rim += rng.normal(0, 0.006 * width, rim.shape) * (1 if hard else 0.4)
@@ -664,7 +672,7 @@ def _fix(points):
     return np.round(np.asarray(points) * _ONE).astype(np.int32)
 
 
-def _draw(scene, scene_rng, rng, dice, *, jpeg, blur, noise):
+def _draw(scene, scene_rng, rng, dice, *, jpeg, blur, noise, keystone):
     canvas = _background(scene, scene_rng)
     order = sorted(dice, key=lambda d: ((d.layer if scene.view == "above" else -d.layer),
                                         -float(np.hypot(*(d.faces[0].center - scene.principal)))))
@@ -676,7 +684,55 @@ def _draw(scene, scene_rng, rng, dice, *, jpeg, blur, noise):
         for die in group:
             _draw_die(canvas, scene, rng, die)
     _light(canvas, scene, scene_rng)
+    if keystone:
+        canvas = _keystone(canvas, scene, rng, dice, keystone)
     return _camera(canvas, scene, rng, jpeg=jpeg, blur=blur, noise=noise)
+
+
+def _keystone(canvas, scene, rng, dice, amount):
+    """A camera not square to the table: one edge of the frame seen nearer (bigger) than the other.
+
+    The part of the picture inside a quadrilateral is stretched to fill the frame; the quad is
+    shrunk until every die lies inside it, and the truth is moved with the same transform."""
+    h, w = canvas.shape[:2]
+    full = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    a = int(rng.integers(4))
+    b = (a + 1) % 4
+    for _ in range(5):
+        src = full.copy()
+        src[a] += (full[b] - full[a]) * amount
+        src[b] += (full[a] - full[b]) * amount
+        if all(_keeps(src, d.truth, w, h) for d in dice):
+            break
+        amount /= 2
+    else:
+        return canvas
+    matrix = cv2.getPerspectiveTransform(src, full)
+    warped = cv2.warpPerspective(canvas, matrix, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+
+    def move(points):
+        return cv2.perspectiveTransform(np.float32(points).reshape(-1, 1, 2), matrix).reshape(-1, 2)
+
+    for die in dice:
+        t = die.truth
+        t["center"] = move([t["center"]])[0].tolist()
+        corners = move(t["corners"])
+        t["corners"] = corners.tolist()
+        t["_outline"] = move(t["_outline"]).tolist()
+        sides = np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1)
+        t["size"] = float(sides.mean()) if "edge" not in t["flags"] else float(sides[1::2].mean())
+        dx, dy = corners[1] - corners[0]
+        t["angle"] = math.degrees(math.atan2(dy, dx)) % 90
+    scene.floor, scene.rim = move(scene.floor).astype(float), move(scene.rim).astype(float)
+    return warped
+
+
+def _keeps(src, truth, w, h):
+    """A die stays whole in the frame after the stretch (a die already cut: its centre stays in)."""
+    outline = np.array(truth["_outline"])
+    whole = ((outline >= 0) & (outline <= (w - 1, h - 1))).all()
+    points = outline if whole else [truth["center"]]
+    return all(cv2.pointPolygonTest(src, (float(x), float(y)), False) > 0 for x, y in points)
 
 
 def _background(scene, rng):
@@ -802,9 +858,8 @@ def _draw_die(canvas, scene, rng, die):
     top = 1.0 if scene.view == "above" else 0.92
     for part, light in die.tops or [(die.near, 1.0)]:
         cv2.fillPoly(shade, [_fix(part - origin)], top * light, cv2.LINE_AA, _SHIFT)
-    # rounded edge of the near face: a thin darker rim
-    cv2.polylines(shade, [_fix(die.near - origin)], True, top * 0.8,
-                  max(1, int(np.linalg.norm(die.faces[0].matrix[:, 1]) * 0.03)), cv2.LINE_AA, _SHIFT)
+    if not die.tops:
+        _bevel(shade, die.faces[0], origin, scene.light, top)
     layer = (layer.astype(np.float32) * shade[..., None])
     layer = np.clip(layer, 0, 255).astype(np.uint8)
     style = _pip_style(rng)
@@ -829,6 +884,28 @@ def _draw_die(canvas, scene, rng, die):
         spot = cv2.GaussianBlur(spot, (0, 0), max(1.0, s * 0.08)) * die.shine * (alpha / 255.0)
         out += spot[..., None] * (255 - out)
     canvas[y0:y1, x0:x1] = out
+
+
+def _bevel(shade, face, origin, light, top):
+    """The near face's rounded edges: lit on the side towards the light, dark on the far side,
+    and the face itself a touch brighter towards the light."""
+    s = float(np.linalg.norm(face.matrix[:, 0]))
+    ph, pw = shade.shape
+    ys, xs = np.mgrid[0:ph, 0:pw].astype(np.float32)
+    cx, cy = face.center - origin
+    ramp = 1 + 0.08 * ((xs - cx) * light[0] + (ys - cy) * light[1]) / s
+    inside = np.zeros((ph, pw), np.uint8)
+    corners = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]]) * 0.96
+    cv2.fillPoly(inside, [_fix(face.center - origin + corners @ face.matrix.T)], 1)
+    shade[inside == 1] *= ramp[inside == 1]
+    width = max(1, int(round(s * 0.06)))
+    for i in range(4):
+        a = face.center - origin + corners[i] @ face.matrix.T
+        b = face.center - origin + corners[(i + 1) % 4] @ face.matrix.T
+        normal = (a + b) / 2 - (face.center - origin)
+        normal /= np.linalg.norm(normal) + 1e-9
+        tone = top * (0.9 + 0.25 * float(np.dot(normal, light)))
+        cv2.line(shade, tuple(_fix(a)), tuple(_fix(b)), float(tone), width, cv2.LINE_AA, _SHIFT)
 
 
 def _pip_style(rng):
