@@ -21,6 +21,7 @@ import logging
 import queue
 import threading
 import time
+from dataclasses import replace
 from typing import Callable
 
 import cv2
@@ -187,7 +188,8 @@ class TableController:
 
     def _record(self, events: list[NewEvent], settled: tuple | None = None) -> list[Event]:
         """Append events in one transaction, then apply them; nothing applies if the append fails."""
-        written = self.store.append(self.table_id, events)
+        now = self.clock()
+        written = self.store.append(self.table_id, [replace(e, time=now) for e in events])
         for event in written:
             self._apply(event, settled if event.type == "verdict" else None)
         self._publish(written[-1].type)
@@ -240,7 +242,10 @@ class TableController:
                                        if p["purpose"] == "reveal" else
                                        ": enter the rolls by hand, or fix it and roll again")
         if p["purpose"] == "reveal":
-            self.phase = "check"
+            self._check_entries()   # phase: check
+            camera = {"kind": "camera", "entry": None, "player": None, "message": self.message}
+            earlier = self.reveal["problems"] if self.reveal["entries"] else []
+            self.reveal["problems"] = [camera, *earlier]
 
     def _on_bid(self, event: Event, p: dict) -> None:
         self.message = None

@@ -58,6 +58,7 @@ class NewEvent:
     payload: dict
     game: int | None = None
     photos: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    time: float | None = None   # None: the store's clock
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ class EventStore:
                 for new in events:
                     seq += 1
                     event_id = uuid.uuid4().hex
-                    when = float(self._clock())
+                    when = float(self._clock() if new.time is None else new.time)
                     payload_text = canonical(new.payload)
                     photo_bytes = {kind: data for kind, (_, data) in new.photos.items()}
                     digest = event_hash(prev, table_id, seq, event_id, new.game, new.type,

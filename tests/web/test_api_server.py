@@ -174,11 +174,18 @@ def test_serve_on_defaults_then_sigterm_stops_cleanly(tmp_path):
         # a phone watching the live feed must not keep the server from stopping
         feed = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
         feed.request("GET", "/api/events")
-        assert feed.getresponse().status == 200
+        live = feed.getresponse()
+        assert live.status == 200 and live.headers["Content-Type"].startswith("text/event-stream")
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
         conn.request("POST", "/api/game", body=json.dumps({"players": ["Ana", "Ben"]}),
                      headers={"X-Table-Pin": pin, "Content-Type": "application/json"})
         assert conn.getresponse().status == 200
+        pushed = []
+        while not any(m["type"] == "game_created" for m in pushed):   # pushed through waitress
+            line = live.readline()
+            if line.startswith(b"data: "):
+                pushed.append(json.loads(line[6:]))
+        assert pushed[0]["type"] == "state" and pushed[-1]["table"]["phase"] == "rolloff"
         started = time.monotonic()
         server.proc.send_signal(signal.SIGTERM)
         assert server.proc.wait(20) == 0
