@@ -436,7 +436,8 @@ class Game:
             faces = list(dice.get(name) or [])
             held = self._dice[name]
             if held == 0 and faces:
-                raise RuleError(f"{name} is out of the game but {len(faces)} dice were revealed for him")
+                raise RuleError(f"{name} is out of the game but {len(faces)} {'die' if len(faces) == 1 else 'dice'} "
+                                "were revealed for him")
             if len(faces) != held:
                 raise RuleError(f"{name} holds {held} {'die' if held == 1 else 'dice'} "
                                 f"but {len(faces)} were revealed")
