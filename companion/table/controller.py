@@ -259,6 +259,7 @@ class TableController:
         self.reveal = {"round": p["round"], "call": {"kind": p["kind"], "by": p["by"]},
                        "bid": self._bid_json(self.game.current_bid),
                        "bidder": self.game.bids[-1][0] if self.game.bids else None,
+                       "held": {n: d for n, d in self.called_game.dice.items() if d > 0},
                        "source": None, "reading": None, "entries": [], "problems": [], "dice": {},
                        "photo_url": None, "annotated_url": None, "corrections": 0}
 

@@ -195,6 +195,8 @@ def test_camera_failure_is_shown_and_manual_entry_settles(table):
     client.post("/api/bid", json={"player": "Ana", "quantity": 3, "face": 4}, headers=GOOD)
     called = client.post("/api/call", json={"type": "dudo", "by": "Ben"}, headers=GOOD).json
     assert called["phase"] == "check" and called["verdict"] is None
+    assert called["reveal"]["held"] == {"Ana": 5, "Ben": 5, "Cyd": 5}
+    assert [p["kind"] for p in called["reveal"]["problems"]] == ["camera"]
     assert "camera not found" in called["camera_error"] and "by hand" in called["message"]
     assert panel.status == "error"
     short = client.post("/api/reading", json={"dice": {"Ana": [4, 4], "Ben": [1] * 5, "Cyd": [2] * 5}},
@@ -300,3 +302,7 @@ def test_a_whole_game_exports_to_a_record_the_judge_agrees_with(table, tmp_path,
     assert history["rounds"][0]["corrections"] == 2
     assert client.get("/api/export/1").json == json.loads((tmp_path / "game.json").read_text())
     assert client.get("/api/export/7").status_code == 404
+    assert main(["export", "7", "--data-dir", str(tmp_path)]) == 2
+    assert "no game '7'" in capsys.readouterr().err
+    assert main(["export", "1", "--data-dir", str(tmp_path / "elsewhere")]) == 2
+    assert "no event log" in capsys.readouterr().err
