@@ -614,9 +614,14 @@ def _new_die(rng, scene, faces, near, far, quads, colour, style, layer):
     body = tuple(int(np.clip(c + j, 0, 255)) for c, j in zip(body, jitter))
     pip = pips[int(rng.integers(len(pips)))]
     marble = None
-    if style == "marbled":
-        other = _BODY[str(rng.choice([c for c in COLOURS if c != colour]))][0]
-        marble = tuple(int(c) for c in other)
+    if style == "marbled":     # a swirl of a second colour that keeps the pips as clear as the body does
+        grey = lambda bgr: 0.114 * bgr[0] + 0.587 * bgr[1] + 0.299 * bgr[2]     # noqa: E731
+        side = grey(body) > grey(pip)
+        others = [c for c in COLOURS if c != colour and (grey(_BODY[c][0]) > grey(pip) + 60) == side
+                  and abs(grey(_BODY[c][0]) - grey(pip)) > 60]
+        if others:
+            marble = tuple(int(c) for c in _BODY[str(rng.choice(others))][0])
+    style = style if style != "marbled" or marble else "solid"
     truth = {"colour": colour if style != "marbled" else "other", "style": style, "seat": None,
              "flags": [], "layer": layer}
     shine = rng.uniform(0.25, 0.55) if scene.hard and scene.view == "above" and rng.random() < 0.25 else 0.0
@@ -849,7 +854,7 @@ def _draw_die(canvas, scene, rng, die):
     layer[:] = die.body
     if die.marble is not None:
         swirl = cv2.resize(rng.normal(0, 1, (5, 5)).astype(np.float32), (pw, ph), interpolation=cv2.INTER_CUBIC)
-        mix = np.clip(np.sin(swirl * 4.0) * 0.5 + 0.5, 0, 1)[..., None]
+        mix = (np.sin(swirl * 2.5) * 0.35 + 0.35)[..., None]
         layer[:] = (layer * (1 - mix) + np.array(die.marble) * mix).astype(np.uint8)
     shade = np.zeros((ph, pw), np.float32)
     cv2.fillPoly(shade, [_fix(silhouette - origin)], 0.45, cv2.LINE_AA, _SHIFT)
