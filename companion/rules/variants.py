@@ -150,6 +150,9 @@ class Variant:
             if spec is None:
                 raise RecordError(f"unknown option {key!r} (options: {', '.join(OPTION_SPECS)})")
             resolved[key] = spec.check(value)
+        if resolved["calza_cap"] is not None and resolved["calza_cap"] > resolved["start_dice"]:
+            raise RecordError(f"calza_cap {resolved['calza_cap']} is above the {resolved['start_dice']} dice "
+                              "a player starts with: nobody may hold more")
         self.options: dict[str, Any] = resolved
 
     def __repr__(self) -> str:

@@ -127,6 +127,8 @@ def test_bad_setups_are_record_errors():
         find_variant("perudo", {"calza": "yes"})
     with pytest.raises(RecordError):
         find_variant("perudo", {"calzone": True})
+    with pytest.raises(RecordError, match="calza_cap 6"):
+        find_variant("perudo", {"calza_cap": 6})
 
 
 def test_presets_are_found_by_their_special_round_names():
