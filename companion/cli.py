@@ -13,6 +13,7 @@ COMMAND_MODULES = [
     "companion.commands.serve",
     "companion.commands.verify",
     "companion.commands.export",
+    "companion.commands.calibrate",
 ]
 
 

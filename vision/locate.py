@@ -21,7 +21,8 @@ MIN_DIE_FRACTION = 0.012      # smallest die side accepted, as a fraction of the
 MAX_DIE_FRACTION = 0.30       # largest die side accepted
 SINGLE_MAX_AREA = 1.65        # a blob up to this many single-die areas can still be one die
 MAX_HOLE_FRACTION = 0.15     # holes filled up to this side (fraction of the short side)
-EDGE_ASPECT = 1.45            # a lone die whose outline is longer than this is on an edge / leaning
+SPLIT_EDGE_ASPECT = 1.6      # the same for a die cut out of a cluster (the cut is rough)
+EDGE_ASPECT = 1.3            # a lone die whose outline is longer than this is on an edge / leaning
 
 
 @dataclass
@@ -40,34 +41,110 @@ class _Blob:
 def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     """Every die on the photo, once each, in reading order (top to bottom, left to right)."""
     image = _check_image(image_bgr)
-    scale = min(1.0, WORK_LONG_SIDE / max(image.shape[:2]))
-    small = image if scale == 1.0 else cv2.resize(
-        image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-    lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB)
-    foreground = _foreground(lab, _calibration_background(calibration, small.shape))
-    short = min(small.shape[:2])
-    min_side = max(6.0, MIN_DIE_FRACTION * short)
-    max_side = MAX_DIE_FRACTION * short
-    blobs, rings = _blobs(foreground, min_side, max_side)
-    expected = _expected_side(blobs, calibration, scale, min_side)
-    tray = _tray_polygon(calibration, scale)
-    for ring in rings:
-        # the tray's rim: its inside is the tray; dice lying against or on it survive an
-        # opening by most of a die's width, the thinner rim does not
-        if tray is None:
-            tray = _ring_interior(ring)
-        opened = cv2.morphologyEx(ring.mask.astype(np.uint8), cv2.MORPH_OPEN, cv2.getStructuringElement(
-            cv2.MORPH_RECT, (max(3, int(0.75 * expected)),) * 2))
-        parts, _ = _blobs(opened.astype(bool), min_side, max_side, ring.x0, ring.y0)
-        blobs.extend(parts)
-    hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
-    edges = _seams(lab)
+    if calibration is not None and hasattr(calibration, "scaled_to"):
+        calibration = calibration.scaled_to(image.shape[1], image.shape[0])
+    view = _WorkingCopy(image)
+    tray = _tray_polygon(calibration, view.scale)
+    if tray is None:
+        tray = _floor_hull(view.foreground)
+    on_tray = view.foreground.copy()
+    tray_mask = None
+    if tray is not None:
+        tray_mask = np.zeros(on_tray.shape, np.uint8)
+        cv2.fillPoly(tray_mask, [np.int32(np.round(tray.reshape(-1, 2)))], 1)
+        on_tray &= tray_mask.astype(bool)
+    blobs = _blobs(on_tray, view.min_side, view.max_side)
+    expected = _expected_side(blobs, calibration, view.scale, view.min_side)
+    # slivers of the tray's rim along the outline: thinner than a die, so an opening clears them
+    # without touching the dice lying against the wall
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, int(0.35 * expected) | 1),) * 2)
+    on_tray = cv2.morphologyEx(on_tray.astype(np.uint8), cv2.MORPH_OPEN, kernel).astype(bool)
+    blobs = _blobs(on_tray, view.min_side, view.max_side)
+    hsv = cv2.cvtColor(view.small, cv2.COLOR_BGR2HSV)
+    edges = _gradient(view.lab)
+    lum = view.lab[..., 0]
     candidates = []
     for blob in blobs:
-        for region, flags in _split(blob, expected, edges, lab[..., 0]):
-            candidates.append(_candidate(region, flags, hsv, small.shape, scale, tray))
+        for region, flags in _split(blob, expected, edges, lum):
+            candidates.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
+    if tray_mask is not None:
+        # off the tray only lone, clearly die-shaped blobs are reported (as outside): the rim,
+        # the table and whatever stands on it are not dice
+        off_tray = view.foreground & ~cv2.dilate(tray_mask, np.ones((3, 3), np.uint8)).astype(bool)
+        for blob in _blobs(off_tray, view.min_side, view.max_side):
+            if _lone_die(blob, expected, lum):
+                region = (blob.mask, blob.x0, blob.y0)
+                candidates.append(_candidate(region, (OUTSIDE,), hsv, view.small.shape, view.scale))
+    candidates = [_top_face(image, c) for c in candidates]
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
     return candidates
+
+
+def _top_face(image: np.ndarray, candidate: Candidate) -> Candidate:
+    """Narrow a die's outline (which may include its sides and shading) to its top face."""
+    from vision.faces import top_face_quad
+
+    if OUTSIDE in candidate.flags or CUT in candidate.flags:
+        return candidate
+    quad = top_face_quad(image, candidate.corners)
+    (cx, cy), (w, h), angle = cv2.minAreaRect(np.asarray(quad, np.float32))
+    return Candidate(center=(round(float(cx), 2), round(float(cy), 2)),
+                     size=round(float(np.sqrt(max(w * h, 1.0))), 2), angle=round(float(angle) % 90.0, 2),
+                     corners=tuple((round(float(x), 2), round(float(y), 2)) for x, y in quad),
+                     colour=candidate.colour, flags=candidate.flags)
+
+
+def find_tray(image_bgr: np.ndarray) -> np.ndarray | None:
+    """The tray's inside as a polygon (N×2, photo pixels), or None when the photo shows no
+    enclosed tray floor (a tray filling the frame, or a bare table)."""
+    view = _WorkingCopy(_check_image(image_bgr))
+    hull = _floor_hull(view.foreground, enclosed_only=True)
+    if hull is None:
+        return None
+    hull = hull.reshape(-1, 2)
+    hull = cv2.approxPolyDP(hull, 0.01 * cv2.arcLength(hull, True), True).reshape(-1, 2)
+    return (hull + 0.5) / view.scale - 0.5
+
+
+def _floor_hull(foreground: np.ndarray, enclosed_only: bool = False) -> np.ndarray | None:
+    """Convex hull of the tray floor (working pixels): the largest background region that the
+    frame does not touch, when it is large (a tray seen whole); else the largest background
+    region (a tray filling the frame, a bare table); None when neither is large."""
+    h, w = foreground.shape
+    # cut thin leaks of the floor through gaps in the rim before splitting the background up
+    side = max(3, int(0.03 * min(h, w)) | 1)
+    background = cv2.morphologyEx((~foreground).astype(np.uint8), cv2.MORPH_OPEN,
+                                  cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side)))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(background, connectivity=4)
+    if count < 2:
+        return None
+    areas = stats[1:, cv2.CC_STAT_AREA]
+    x, y, bw, bh = (stats[1:, i] for i in range(4))
+    enclosed = (x > 0) & (y > 0) & (x + bw < w) & (y + bh < h) & (areas > 0.12 * h * w)
+    if enclosed.any():
+        pick = int(np.argmax(np.where(enclosed, areas, 0))) + 1
+    elif enclosed_only or areas.max() < 0.12 * h * w:
+        return None
+    else:
+        pick = int(np.argmax(areas)) + 1
+    contours, _ = cv2.findContours((labels == pick).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    if not contours:
+        return None
+    return cv2.convexHull(max(contours, key=cv2.contourArea)).astype(np.float32)
+
+
+class _WorkingCopy:
+    """The photo shrunk for speed, in Lab, with its foreground and the die-size bounds."""
+
+    def __init__(self, image: np.ndarray):
+        self.scale = min(1.0, WORK_LONG_SIDE / max(image.shape[:2]))
+        self.small = image if self.scale == 1.0 else cv2.resize(
+            image, None, fx=self.scale, fy=self.scale, interpolation=cv2.INTER_AREA)
+        self.lab = cv2.cvtColor(self.small, cv2.COLOR_BGR2LAB)
+        self.foreground = _foreground(self.lab)
+        short = min(self.small.shape[:2])
+        self.min_side = max(6.0, MIN_DIE_FRACTION * short)
+        self.max_side = MAX_DIE_FRACTION * short
 
 
 def _check_image(image_bgr) -> np.ndarray:
@@ -108,26 +185,24 @@ def _smooth_background(lab: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
     return cv2.resize(model, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
-def _foreground(lab: np.ndarray, known_background: np.ndarray | None) -> np.ndarray:
-    """Pixels that are not the tray: off the background's colour or brightness, or inside a
-    closed outline of sharp edges (pale dice on a pale board)."""
+def _foreground(lab: np.ndarray) -> np.ndarray:
+    """Pixels that are not the tray: off the background's colour, or much darker (a shadow only
+    darkens a little), or brighter (pale dice on a pale board). Holes up to a die's size are
+    filled (pips, a pale face inside its darker outline)."""
     labf = lab.astype(np.float32)
-    mask = None
-    for _ in range(2):
-        if known_background is not None and mask is None:
-            model = known_background
-        else:
-            model = _smooth_background(lab, None if mask is None else ~cv2.dilate(
-                mask.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool))
-        diff = labf - model
-        lum = np.abs(diff[..., 0])
+    keep = None
+    for rough in (True, False):
+        diff = labf - _smooth_background(lab, keep)
+        lum = diff[..., 0]
         chroma = np.hypot(diff[..., 1], diff[..., 2])
-        lum_noise = float(np.median(lum)) * 1.4826 + 1.0
+        lum_noise = float(np.median(np.abs(lum))) * 1.4826 + 1.0
         chroma_noise = float(np.median(chroma)) * 1.4826 + 1.0
-        lum_diff = diff[..., 0]
-        strong = ((lum_diff > max(10.0, 4 * lum_noise)) | (lum_diff < -max(45.0, 8 * lum_noise))
-                  | (chroma > max(12.0, 5 * chroma_noise)))
-        mask = strong
+        if rough:
+            # anything a little off the background stays out of the second background fit
+            off = (np.abs(lum) > max(6.0, 3 * lum_noise)) | (chroma > max(6.0, 3 * chroma_noise))
+            keep = ~cv2.dilate(off.astype(np.uint8), np.ones((7, 7), np.uint8)).astype(bool)
+    mask = ((lum > max(10.0, 4 * lum_noise)) | (lum < -max(45.0, 8 * lum_noise))
+            | (chroma > max(12.0, 5 * chroma_noise)))
     mask = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
     mask = _fill_holes(mask, (MAX_HOLE_FRACTION * min(lab.shape[:2])) ** 2)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3)))
@@ -163,38 +238,18 @@ def _fill_holes(mask: np.ndarray, max_area: float) -> np.ndarray:
     return ((mask > 0) | small[labels]).astype(np.uint8)
 
 
-def _seams(lab: np.ndarray) -> np.ndarray:
-    """Sharp edges, used to cut clusters of touching dice along the gaps between them."""
-    return _gradient(lab)
-
-
 # --- blobs, die size and splitting ----------------------------------------------------------------
 
-def _blobs(mask: np.ndarray, min_side: float, max_side: float, x0: int = 0, y0: int = 0):
-    """Split the mask into blobs that may hold dice, and rings (a tray's rim around a large
-    empty inside). Offsets x0, y0 place a sub-mask in the working copy."""
+def _blobs(mask: np.ndarray, min_side: float, max_side: float) -> list[_Blob]:
+    """The mask's connected regions that are big enough to hold a die."""
     count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
-    blobs, rings = [], []
+    blobs = []
     for i in range(1, count):
         x, y, w, h, area = stats[i]
         if area < 0.5 * min_side * min_side or max(w, h) < min_side:
             continue
-        blob = _Blob(labels[y:y + h, x:x + w] == i, int(x) + x0, int(y) + y0)
-        if min(w, h) > 2 * max_side and _holes(blob.mask).sum() > 4 * area:
-            rings.append(blob)
-        elif min(w, h) <= 4 * max_side:
-            blobs.append(blob)
-    return blobs, rings
-
-
-def _ring_interior(ring: _Blob) -> np.ndarray:
-    """The tray's outline (working pixels): convex hull of what the rim encloses."""
-    inside = _holes(ring.mask).astype(np.uint8)
-    pts = cv2.findNonZero(inside)
-    hull = cv2.convexHull(pts).astype(np.float32)
-    hull[..., 0] += ring.x0
-    hull[..., 1] += ring.y0
-    return hull
+        blobs.append(_Blob(labels[y:y + h, x:x + w] == i, int(x), int(y)))
+    return blobs
 
 
 def _squareness(mask: np.ndarray) -> tuple[float, float, tuple]:
@@ -229,16 +284,35 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
 def _split(blob: _Blob, expected: float, seams: np.ndarray, lum: np.ndarray):
     """Yield (region, flags) for the dice in one blob; region = (mask, x0, y0) in working pixels."""
     area_ratio = blob.area / (expected * expected)
-    fill, aspect, _ = _squareness(blob.mask)
-    if area_ratio < 0.25 or _thickness(blob.mask) < 0.3 * expected:
+    fill, aspect, rect = _squareness(blob.mask)
+    width = min(rect[1])
+    if area_ratio < 0.25 or width < 0.5 * expected or _thickness(blob.mask) < 0.3 * expected:
         return  # far too small or thin for a die: a speck, a line, the tray's rim
-    if aspect < 1.15 and fill < 0.87 and _plain(blob, lum):
-        return  # a plain round disc (a button, a magnet, a coin): dice are square and carry pips
-    if area_ratio <= SINGLE_MAX_AREA and fill > 0.7:
+    if _plain(blob, lum):
+        return  # a plain patch (glare, a shadow's edge, a button, a coin): every die face carries marks
+    solid = _solidity(blob.mask)
+    # one die: a convex square-ish outline (of any size up to a big die among small ones), or a
+    # die-sized blob; a die on another leaves a notch where the squares overlap
+    convex_square = fill >= 0.85 and solid >= 0.94 and area_ratio <= 2.2
+    if convex_square or (area_ratio <= SINGLE_MAX_AREA and fill > 0.7):
         flags = (EDGE,) if aspect > EDGE_ASPECT else ()
         yield (blob.mask, blob.x0, blob.y0), flags
         return
     yield from _split_cluster(blob, expected, seams)
+
+
+def _solidity(mask: np.ndarray) -> float:
+    """Area over convex-hull area: 1 for a convex outline, less where dice overlap or touch."""
+    contours, _ = cv2.findContours(mask.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    hull = cv2.contourArea(cv2.convexHull(np.concatenate(contours)))
+    return float(mask.sum()) / hull if hull > 0 else 0.0
+
+
+def _lone_die(blob: _Blob, expected: float, lum: np.ndarray) -> bool:
+    """A blob that is plainly one die by itself: die-sized, square, with marks on it."""
+    fill, aspect, _ = _squareness(blob.mask)
+    ratio = blob.area / (expected * expected)
+    return 0.5 < ratio < SINGLE_MAX_AREA and fill > 0.8 and aspect < 1.3 and not _plain(blob, lum)
 
 
 def _plain(blob: _Blob, lum: np.ndarray) -> bool:
@@ -281,9 +355,9 @@ def _split_cluster(blob: _Blob, expected: float, seams: np.ndarray):
         ratio = part.sum() / (expected * expected)
         flags = ()
         if ratio > SINGLE_MAX_AREA * 1.2 or fill < 0.6:
-            flags = (STACKED,)
-        elif aspect > EDGE_ASPECT:
-            flags = (EDGE,)
+            flags = (STACKED,)     # still more than one die, or dice overlapping
+        elif aspect > SPLIT_EDGE_ASPECT:
+            flags = (EDGE,)        # a cut along a seam leaves some slack, a leaning die more
         yield (part, blob.x0, blob.y0), flags
 
 
@@ -310,7 +384,7 @@ def _colour_name(hsv_pixels: np.ndarray) -> str:
     return "other"
 
 
-def _candidate(region, flags, hsv, shape, scale, tray) -> Candidate:
+def _candidate(region, flags, hsv, shape, scale) -> Candidate:
     mask, x0, y0 = region
     pts = cv2.findNonZero(mask.astype(np.uint8))
     rect = cv2.minAreaRect(pts)
@@ -325,8 +399,6 @@ def _candidate(region, flags, hsv, shape, scale, tray) -> Candidate:
     H, W = shape[:2]
     if xs.min() + x0 <= 1 or ys.min() + y0 <= 1 or xs.max() + x0 >= W - 2 or ys.max() + y0 >= H - 2:
         flags = tuple(flags) + (CUT,)
-    if tray is not None and cv2.pointPolygonTest(tray, (float(cx + x0), float(cy + y0)), True) < -0.25 * np.sqrt(w * h):
-        flags = tuple(flags) + (OUTSIDE,)
     inv = 1.0 / scale
     # pixel centres: working pixel i covers original [i*inv, (i+1)*inv)
     to_orig = lambda p: ((p[0] + 0.5) * inv - 0.5, (p[1] + 0.5) * inv - 0.5)  # noqa: E731
@@ -343,10 +415,6 @@ def _candidate(region, flags, hsv, shape, scale, tray) -> Candidate:
 
 
 # --- calibration hooks ----------------------------------------------------------------------------
-
-def _calibration_background(calibration, shape) -> np.ndarray | None:
-    return None
-
 
 def _tray_polygon(calibration, scale):
     """The calibrated tray outline in working pixels, or None."""

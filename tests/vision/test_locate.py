@@ -1,0 +1,130 @@
+"""vision.locate.find_dice on real pixels: seeded synthetic trays (exact truth) and real photos."""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from vision import synth
+from vision.calibration import Calibration
+from vision.locate import find_dice, find_tray
+from vision.types import CUT, EDGE, OUTSIDE, ImageError
+
+
+def matches(truth_die, candidates):
+    """Candidates whose centre lies within 0.6 die sides of the true die's centre."""
+    tx, ty = truth_die["center"]
+    return [c for c in candidates if np.hypot(c.center[0] - tx, c.center[1] - ty) < 0.6 * truth_die["size"]]
+
+
+@pytest.mark.parametrize("seed,n_dice", [(0, 6), (2, 15), (4, 10), (6, 6), (9, 6), (12, 6)])
+def test_every_die_on_a_synthetic_tray_is_found_once(seed, n_dice):
+    image, truth = synth.render_tray(seed, n_dice)
+    found = find_dice(image)
+    assert len(found) == len(truth)
+    for die in truth:
+        hit = matches(die, found)
+        assert len(hit) == 1, f"die at {die['center']} matched {len(hit)} times"
+        assert hit[0].flags == ()
+        assert hit[0].size == pytest.approx(die["size"], rel=0.5)
+
+
+def test_candidate_geometry_describes_the_die():
+    image, truth = synth.render_tray(4, 10)
+    for die in truth:
+        (cand,) = matches(die, find_dice(image))
+        corners = np.asarray(cand.corners)
+        assert corners.shape == (4, 2)
+        assert np.allclose(corners.mean(axis=0), cand.center, atol=0.15 * die["size"])
+        assert 0 <= cand.angle < 90
+
+
+def test_colour_names_follow_the_dice():
+    for colour in ("red", "blue", "green", "white"):
+        image, truth = synth.render_tray(3, 6, colours=[colour])
+        found = find_dice(image)
+        assert len(found) == 6
+        assert {c.colour for c in found} == {colour}
+
+
+def test_a_die_cut_by_the_frame_is_flagged_cut():
+    image, truth = synth.render_tray(0, 8, cut=1)
+    cut_die = next(d for d in truth if "cut" in d["flags"])
+    assert any(CUT in c.flags for c in matches(cut_die, find_dice(image)))
+
+
+def test_a_die_on_its_edge_is_flagged():
+    image, truth = synth.render_tray(4, 8, edge=1)
+    leaning = next(d for d in truth if "edge" in d["flags"])
+    hit = matches(leaning, find_dice(image))
+    assert hit and all(EDGE in c.flags for c in hit)
+
+
+def test_dice_outside_the_tray_are_reported_outside_and_the_rest_are_not():
+    image, truth = synth.render_tray(2, 8, outside=1)
+    found = find_dice(image)
+    for die in truth:
+        hit = matches(die, found)
+        assert len(hit) == 1
+        assert (OUTSIDE in hit[0].flags) == ("outside" in die["flags"])
+
+
+def test_calibrated_tray_outline_marks_dice_beyond_it_outside():
+    image, truth = synth.render_tray(4, 8, outside=1)
+    h, w = image.shape[:2]
+    cal = Calibration(image_size=(w, h), tray_outline=truth.scene["tray"])
+    found = find_dice(image, cal)
+    outside = next(d for d in truth if "outside" in d["flags"])
+    assert all(OUTSIDE in c.flags for c in matches(outside, found))
+    inside = [d for d in truth if not d["flags"]]
+    assert all(OUTSIDE not in c.flags for d in inside for c in matches(d, found))
+
+
+def test_phone_sized_photo_gives_photo_coordinates():
+    image, truth = synth.render_tray(6, 6, size=synth.PHONE)
+    found = find_dice(image)
+    assert len(found) == 6
+    for die in truth:
+        assert len(matches(die, found)) == 1
+
+
+def test_empty_tray_outline_is_found_on_a_real_photo(byler_dir):
+    # a tray photo from the real set: dark rim around a light floor
+    image = cv2.imread(str(byler_dir / "images" / "IMG_20191208_111228.jpg"))
+    outline = find_tray(image)
+    assert outline is not None
+    x0, y0 = outline.min(axis=0)
+    x1, y1 = outline.max(axis=0)
+    # the tray floor spans most of the photo's width, not the whole frame
+    assert 0.6 * 640 < x1 - x0 < 640 and 0.5 * 640 < y1 - y0 < 640
+
+
+@pytest.mark.parametrize("name", ["IMG_20191208_112104.jpg", "IMG_20191209_095522.jpg",
+                                  "IMG_20191209_100324.jpg"])
+def test_real_photos_every_die_found_once(byler_truth, name):
+    row = next(r for r in byler_truth if r["image"].endswith(name))
+    found = find_dice(cv2.imread(row["path"]))
+    for die in row["dice"]:
+        x, y, w, h = die["bbox"]
+        inside = [c for c in found if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h]
+        assert len(inside) == 1, f"{name}: die at {die['bbox']} found {len(inside)} times"
+    assert len(found) == len(row["dice"])
+
+
+def test_touching_dice_on_a_real_photo_are_split(byler_truth):
+    # two pairs of touching dice (black+white, red+white) and two lone dice on the white board
+    row = next(r for r in byler_truth if r["image"].endswith("IMG_20191209_100054.jpg"))
+    found = find_dice(cv2.imread(row["path"]))
+    centres = [c.center for c in found]
+    pairs = 0
+    for die in row["dice"]:
+        x, y, w, h = die["bbox"]
+        pairs += sum(1 for cx, cy in centres if x <= cx <= x + w and y <= cy <= y + h) >= 1
+    assert pairs >= 5, "touching dice must come out as separate candidates"
+
+
+@pytest.mark.parametrize("bad", [None, "tray.jpg", np.zeros((10, 10, 3), np.uint8),
+                                 np.zeros((100, 100, 3), np.float32), np.zeros((100, 100, 5), np.uint8)])
+def test_unusable_input_raises_image_error(bad):
+    with pytest.raises(ImageError):
+        find_dice(bad)

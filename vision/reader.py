@@ -1,0 +1,67 @@
+"""The reader: one photo in, every die's face, colour, seat and flags out.
+
+Locating (`vision.locate`) finds each die and flags what geometry alone can tell (edge, stacked,
+cut, outside); the face reader (`vision.faces`) reads the face the camera sees; this module puts
+the two together, turns the face seen into the top face for the `below` view (opposite faces of
+a die add up to 7), maps colours to seats, and words a warning for every die that keeps the
+photo from being `ok`, so the table knows which die to re-roll and why.
+"""
+from __future__ import annotations
+
+from vision import faces
+from vision.imageio import check_image
+from vision.locate import find_dice
+from vision.types import CUT, EDGE, OUTSIDE, STACKED, UNREADABLE, VIEWS, Candidate, Die, FaceRead, Reading
+
+# Locating flags that make reading the face pointless: the die is not counted either way.
+_NOT_READ = (EDGE, STACKED, CUT, OUTSIDE)
+
+_WHY = {
+    EDGE: "stands on an edge or leans — re-roll it",
+    STACKED: "rests on another die (or dice too close to tell apart) — re-roll them",
+    CUT: "is cut off by the edge of the photo — move it into view",
+    UNREADABLE: "could not be read with confidence — check it by eye or re-roll it",
+}
+
+
+def read_tray(image_bgr, view: str = "above", calibration=None) -> Reading:
+    """Read every die on the tray photo. Raises `ImageError` for a blank, black or broken image."""
+    if view not in VIEWS:
+        raise ValueError(f"view must be one of {', '.join(VIEWS)}, not {view!r}")
+    check_image(image_bgr)
+    candidates = find_dice(image_bgr, calibration)
+    to_read = [c for c in candidates if not any(f in _NOT_READ for f in c.flags)]
+    reads = dict(zip(map(id, to_read), faces.read_faces(image_bgr, to_read, view, calibration)))
+    dice = tuple(_die(c, reads.get(id(c)), view, calibration) for c in candidates)
+    return Reading(view=view, dice=dice, warnings=_warnings(dice))
+
+
+def _die(candidate: Candidate, read: FaceRead | None, view: str, calibration) -> Die:
+    """One die from its candidate and face read (None: not read, the die is flagged already)."""
+    seen = None if read is None else read.value
+    confidence = 0.0 if read is None else read.confidence
+    flags = candidate.flags
+    if read is not None and seen is None:
+        flags = flags + (UNREADABLE,)
+    face = None if seen is None else (seen if view == "above" else 7 - seen)
+    seat = calibration.seat_for_colour(candidate.colour) if calibration is not None else None
+    return Die(face=face, seen=seen, center=candidate.center, size=candidate.size,
+               angle=candidate.angle, confidence=confidence, colour=candidate.colour,
+               seat=seat, flags=flags)
+
+
+def _warnings(dice: tuple[Die, ...]) -> tuple[str, ...]:
+    """One line per die that keeps the photo from `ok`, after a one-line summary."""
+    lines = []
+    for die in dice:
+        if OUTSIDE in die.flags:
+            continue
+        for flag in die.flags:
+            if flag in _WHY:
+                x, y = die.center
+                lines.append(f"{die.colour} die at ({x:.0f},{y:.0f}) {_WHY[flag]}")
+                break
+    if not lines:
+        return ()
+    noun = "die" if len(lines) == 1 else "dice"
+    return (f"{len(lines)} {noun} flagged: the count needs a check",) + tuple(lines)
