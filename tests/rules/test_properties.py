@@ -52,6 +52,8 @@ def play_round(game: Game, rng: random.Random) -> None:
             kind, by = rng.choice(calls)
             game.call(kind, by)
             break
+        for lowest in legal:
+            assert lowest.quantity == 1 or game.bid_error(game.to_move, Bid(lowest.quantity - 1, lowest.face))
         low = rng.choice(legal)
         bid = Bid(low.quantity + (rng.choice([0, 0, 0, 1, 2]) if game.bid_error(
             game.to_move, Bid(low.quantity + 1, low.face)) is None else 0), low.face)
@@ -61,7 +63,8 @@ def play_round(game: Game, rng: random.Random) -> None:
         game.bid(player, bid)
         assert game.current_bid == bid and game.bids[-1] == (player, bid)
         if previous is not None:
-            assert game.bid_error(game.to_move, previous) is not None, "an earlier bid is never legal again"
+            for _, earlier in game.bids[:-1]:
+                assert game.bid_error(game.to_move, earlier) is not None, "an earlier bid is never legal again"
     assert game.bids[0][0] == opener
     held = game.expected_dice()
     result = game.reveal({p: [rng.randint(1, 6) for _ in range(n)] for p, n in held.items()})
