@@ -88,3 +88,27 @@ def test_seed004_four_fours_true_with_three_aces_and_a_four_calza_wins_a_die():
     result = game.reveal({"A": [1, 2, 2, 3, 5], "B": [1, 1, 6, 6, 2], "C": [4, 2, 3]})
     assert (result.count, result.gainer, result.loser, result.next_starter) == (4, "C", None, "C")
     assert game.dice["C"] == 4 and game.bag == 1
+
+
+def test_seed000_example_as_a_judged_record():
+    from companion.rules.record import judge
+    verdict = judge({
+        "variant": "kozak", "players": ["P1", "P2", "P3", "P4"],
+        "rounds": [{"bids": [["P1", 8, 4], ["P2", 8, 6], ["P3", 10, 2], ["P4", 11, 2], ["P1", 12, 2], ["P2", 6, 1]],
+                    "call": {"type": "dudo", "by": "P3"},
+                    "dice": {"P1": [1, 2, 2, 3, 4], "P2": [1, 5, 5, 6, 6], "P3": [1, 3, 4, 5, 6],
+                             "P4": [1, 2, 3, 4, 5]}}]})
+    assert verdict["rounds"] == [{"special": None, "bid": ["P2", 6, 1], "call": "dudo", "by": "P3", "count": 4,
+                                  "loser": "P2", "gainer": None, "eliminated": [], "next_starter": "P2"}]
+    assert verdict["dice"]["P2"] == 4 and verdict["bag"] == 1 and verdict["error"] is None
+
+
+def test_seed002_walkthrough_as_a_judged_record():
+    from companion.rules.record import judge
+    verdict = judge({
+        "variant": "perudo", "players": ["A", "B", "C", "D", "E"], "dice": {"B": 4, "C": 4, "D": 4, "E": 4},
+        "rounds": [{"bids": [["A", 4, 4], ["B", 6, 4], ["C", 4, 1], ["D", 9, 5]], "call": {"type": "dudo", "by": "E"},
+                    "dice": {"A": [4, 4, 2, 3, 6], "B": [4, 4, 1, 6], "C": [1, 1, 2, 3], "D": [5, 5, 1, 6],
+                             "E": [1, 2, 5, 5]}}]})
+    assert verdict["rounds"][0]["count"] == 9 and verdict["rounds"][0]["loser"] == "E"
+    assert verdict["rounds"][0]["next_starter"] == "E" and verdict["dice"]["E"] == 3 and verdict["bag"] == 5
