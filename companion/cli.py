@@ -13,6 +13,8 @@ COMMAND_MODULES = [
     "companion.commands.serve",
     "companion.commands.verify",
     "companion.commands.export",
+    "companion.commands.read",
+    "companion.commands.bench",
     "companion.commands.calibrate",
 ]
 

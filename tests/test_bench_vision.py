@@ -1,0 +1,51 @@
+"""The vision benchmark's scoring: a reader is credited exactly for what it got right."""
+from __future__ import annotations
+
+from companion.bench_vision import score_photo
+from vision import synth
+from vision.types import Die, Reading
+
+
+def _as_read(truth_die, face=None, flags=None):
+    return Die(face=truth_die["face"] if face is None else face, seen=None, center=tuple(truth_die["center"]),
+               size=truth_die["size"], angle=truth_die["angle"], confidence=0.99, colour=truth_die["colour"],
+               flags=tuple(truth_die["flags"] if flags is None else flags))
+
+
+def test_a_perfect_reading_is_exact():
+    _, truth = synth.render_tray(4, 12, edge=2, stacked=1, cut=2)
+    result = score_photo(truth, Reading("above", tuple(_as_read(t) for t in truth)))
+    assert result["exact"] and not result["ok_wrong"] and not result["extra"]
+    assert {o for _, _, o in result["outcomes"]} == {"right"}
+
+
+def test_a_wrong_face_on_an_ok_photo_is_the_error_that_must_not_happen():
+    _, truth = synth.render_tray(5, 6)
+    dice = [_as_read(t) for t in truth]
+    dice[0] = _as_read(truth[0], face=truth[0]["face"] % 6 + 1)
+    result = score_photo(truth, Reading("above", tuple(dice)))
+    assert [o for _, _, o in result["outcomes"]].count("wrong") == 1
+    assert result["ok_wrong"] and not result["exact"]
+
+
+def test_missed_flagged_and_extra_dice():
+    _, truth = synth.render_tray(5, 6)
+    dice = [_as_read(t) for t in truth[1:]]                         # first die not found
+    dice[0] = _as_read(truth[1], flags=["unreadable"])              # second flagged though plain
+    ghost = Die(face=3, seen=3, center=(1.0, 1.0), size=40, angle=0, confidence=0.9, colour="red")
+    result = score_photo(truth, Reading("above", tuple(dice) + (ghost,)))
+    outcomes = [o for _, _, o in result["outcomes"]]
+    assert outcomes[:2] == ["missed", "flagged"] and set(outcomes[2:]) == {"right"}
+    assert result["extra"] == [ghost] and not result["ok_wrong"]     # flagged: status is check
+
+
+def test_edge_die_counted_and_outside_die_counted_are_wrong():
+    _, truth = synth.render_tray(6, 8, outside=1)
+    outside = next(t for t in truth if "outside" in t["flags"])
+    dice = [_as_read(t, flags=[]) if t is outside else _as_read(t) for t in truth]
+    result = score_photo(truth, Reading("above", tuple(dice)))
+    assert [o for t, _, o in result["outcomes"] if t is outside] == ["wrong"]
+    _, truth = synth.render_tray(4, 6, edge=1)
+    dice = [_as_read(t, flags=[]) for t in truth]
+    result = score_photo(truth, Reading("above", tuple(dice)))
+    assert result["ok_wrong"]                                       # an edge die must send the photo to check
