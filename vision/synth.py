@@ -868,6 +868,8 @@ def _draw_die(canvas, scene, rng, die):
     layer = (layer.astype(np.float32) * shade[..., None])
     layer = np.clip(layer, 0, 255).astype(np.uint8)
     style = _pip_style(rng)
+    if die.alpha < 1 and not die.tops:
+        _ghost_marks(layer, die, origin, style, scene.light)
     for face in die.faces:
         _draw_face_marks(layer, face, origin, die.pip, die.body, style, scene.light)
     alpha = np.zeros((ph, pw), np.uint8)
@@ -889,6 +891,18 @@ def _draw_die(canvas, scene, rng, die):
         spot = cv2.GaussianBlur(spot, (0, 0), max(1.0, s * 0.08)) * die.shine * (alpha / 255.0)
         out += spot[..., None] * (255 - out)
     canvas[y0:y1, x0:x1] = out
+
+
+def _ghost_marks(layer, die, origin, style, light):
+    """Through a translucent die the far face's pips show faintly, mirrored: a classic misread."""
+    near = die.faces[0]
+    far_center = die.far.mean(axis=0)
+    shrink = float(np.linalg.norm(die.far[0] - die.far.mean(axis=0)) /
+                   (np.linalg.norm(die.near[0] - die.near.mean(axis=0)) + 1e-9))
+    ghost = _Face(7 - near.value, near.matrix @ np.diag([-1.0, 1.0]) * shrink, far_center, None, near.turn)
+    marks = layer.copy()
+    _draw_face_marks(marks, ghost, origin, die.pip, die.body, style, light)
+    cv2.addWeighted(layer, 0.75, marks, 0.25, 0, dst=layer)
 
 
 def _bevel(shade, face, origin, light, top):
