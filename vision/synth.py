@@ -226,10 +226,12 @@ def render_reveal(
     *,
     picture_faces: str | None = None,
     hard: bool = False,
+    edge: int = 0,
 ) -> tuple[np.ndarray, TrayTruth]:
     """Render what the table camera sees after a reveal: each seat's dice (top faces given) in
     the seat's colour, in a loose zone of the tray of its own. Truth as for `render_tray`, with
-    `seat` filled."""
+    `seat` filled. `edge` stands that many of the dice (picked by the seed) on an edge, so the
+    reader must flag them and the table ask for a re-roll."""
     missing = [seat for seat in dice_by_seat if seat not in seat_colours]
     if missing:
         raise ValueError(f"no colour given for seat(s) {missing}")
@@ -238,22 +240,27 @@ def render_reveal(
     if any(f < 1 or f > 6 for f in faces):
         raise ValueError("faces must be 1-6")
     owner = [seat for seat in seats for _ in dice_by_seat[seat]]
+    if not 0 <= edge <= len(faces):
+        raise ValueError(f"edge must be between 0 and the {len(faces)} dice shown")
     rng = np.random.default_rng([seed, 37])
+    on_edge = set(int(i) for i in rng.choice(len(faces), edge, replace=False)) if edge else set()
     scene = _make_scene(np.random.default_rng([seed, 41]), size, view, hard, cut=0, outside=0, plain=True)
     scene.pictures = PICTURE_SETS[picture_faces]
     lo, hi = _die_range(size)
     base = rng.uniform(lo, min(hi, lo * 1.8))
-    zones = _seat_zones(scene, len(seats))
+    zones = _seat_zones(scene, max(1, len(seats)))
     placed = _Layout(scene, rng)
     dice = []
-    for face, seat in zip(faces, owner):
+    for index, (face, seat) in enumerate(zip(faces, owner)):
         s = base * rng.uniform(0.98, 1.02)
-        spot = placed.find("plain", s, 0.0, zone=zones[seats.index(seat)])
+        kind = "edge" if index in on_edge else "plain"
+        spot = placed.find(kind, s, 0.0, zone=zones[seats.index(seat)])
         if spot is None:
-            spot = placed.find("plain", s, 0.0)
+            spot = placed.find(kind, s, 0.0)
         if spot is None:
             raise ValueError(f"{len(faces)} dice do not fit on the tray at this size")
-        die = _flat_die(rng, scene, spot[0], spot[1], s, face, seat_colours[seat], "solid")
+        make = _edge_die if kind == "edge" else _flat_die
+        die = make(rng, scene, spot[0], spot[1], s, face, seat_colours[seat], "solid")
         die.truth["seat"] = seat
         dice.append(die)
     image = _draw(scene, np.random.default_rng([seed, 43]), rng, dice, jpeg=None, blur=None, noise=None,

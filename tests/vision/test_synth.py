@@ -145,6 +145,15 @@ def test_reveal_puts_each_seat_in_its_colour_and_zone():
     assert all(d["seen"] == 7 - d["face"] for d in truth_below)
 
 
+def test_reveal_can_stand_dice_on_edge_and_show_an_empty_tray():
+    dice = {"ana": [1, 2, 3], "ben": [4, 5, 6]}
+    _, truth = synth.render_reveal(dice, {"ana": "red", "ben": "green"}, seed=9, edge=2)
+    assert [d["flags"] for d in truth].count(["edge"]) == 2
+    assert sorted(d["face"] for d in truth) == [1, 2, 3, 4, 5, 6]
+    empty, nothing = synth.render_reveal({}, {}, seed=9)
+    assert list(nothing) == [] and empty.shape == (1232, 1640, 3)
+
+
 @pytest.mark.parametrize("call", [
     lambda: synth.render_tray(1, 3, view="sideways"),
     lambda: synth.render_tray(1, 3, picture_faces="unicorn"),
@@ -154,6 +163,7 @@ def test_reveal_puts_each_seat_in_its_colour_and_zone():
     lambda: synth.render_tray(1, 40, die_px=(250, 260)),
     lambda: synth.render_reveal({"ana": [1]}, {}),
     lambda: synth.render_reveal({"ana": [7]}, {"ana": "red"}),
+    lambda: synth.render_reveal({"ana": [3]}, {"ana": "red"}, edge=2),
 ])
 def test_bad_requests_raise_value_error(call):
     with pytest.raises(ValueError):
