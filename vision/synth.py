@@ -39,7 +39,7 @@ PICTURE_SETS: dict[str | None, dict[int, str]] = {
 # Body colour (BGR) and the pip colours such dice are sold with.
 _BODY = {
     "white": ((228, 231, 233), ((24, 24, 24), (40, 35, 170))),
-    "black": ((34, 32, 30), ((236, 236, 236), (60, 180, 230))),
+    "black": ((34, 32, 30), ((236, 236, 236), (60, 180, 230), (50, 50, 165))),
     "red": ((38, 36, 196), ((238, 238, 238), (25, 25, 25))),
     "blue": ((178, 84, 28), ((238, 238, 238),)),
     "green": ((64, 158, 38), ((238, 238, 238), (25, 25, 25))),
@@ -686,6 +686,8 @@ def _fix(points):
 
 def _draw(scene, scene_rng, rng, dice, *, jpeg, blur, noise, keystone):
     canvas = _background(scene, scene_rng)
+    if scene.hard and scene.view == "above" and rng.random() < 0.5:
+        _distractors(canvas, scene, rng, dice)
     order = sorted(dice, key=lambda d: ((d.layer if scene.view == "above" else -d.layer),
                                         -float(np.hypot(*(d.faces[0].center - scene.principal)))))
     for layer in sorted({d.layer for d in order}, reverse=scene.view == "below"):
@@ -826,6 +828,35 @@ def _add_noise(canvas, rng, sigma):
         for x in range(0, w, _NOISE_TILE):
             block = canvas[y:y + _NOISE_TILE, x:x + _NOISE_TILE]
             block += tile[:block.shape[0], :block.shape[1]]
+
+
+def _distractors(canvas, scene, rng, dice):
+    """Things on a bar table that are not dice: coins and screw heads (round), a pencil or a
+    clip (long). None is square, so a reader has no excuse to count one."""
+    sizes = [float(np.linalg.norm(d.faces[0].matrix[:, 0])) for d in dice] or [0.03 * scene.width]
+    s = float(np.median(sizes))
+    centres = [d.faces[0].center for d in dice]
+    for _ in range(int(rng.integers(1, 4))):
+        for _attempt in range(30):
+            at = np.array([rng.uniform(0, scene.width), rng.uniform(0, scene.height)])
+            if all(np.hypot(*(at - c)) > 2.2 * s for c in centres):
+                break
+        else:
+            continue
+        tone = np.array(rng.choice([(150, 150, 152), (60, 110, 170), (40, 40, 40), (200, 200, 205)]), float)
+        x0, y0, x1, y1 = _box(np.array([at]), 2.5 * s, canvas.shape)
+        patch = canvas[y0:y1, x0:x1]
+        mask = np.zeros(patch.shape[:2], np.uint8)
+        local = at - (x0, y0)
+        if rng.random() < 0.6:
+            radius = s * rng.uniform(0.3, 0.6)
+            cv2.circle(mask, tuple(_fix(local)), int(radius * _ONE), 255, -1, cv2.LINE_AA, _SHIFT)
+        else:
+            length, width = s * rng.uniform(1.6, 2.4), s * rng.uniform(0.15, 0.3)
+            box = cv2.boxPoints(((float(local[0]), float(local[1])), (length, width), float(rng.uniform(0, 180))))
+            cv2.fillPoly(mask, [_fix(box)], 255, cv2.LINE_AA, _SHIFT)
+        a = mask.astype(np.float32)[..., None] / 255
+        patch[:] = patch * (1 - a) + tone * a
 
 
 def _draw_shadow(canvas, scene, die):
