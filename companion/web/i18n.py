@@ -210,15 +210,16 @@ _reason(r"camera not found: is the ribbon cable / USB plugged in\?",
 _reason(r"camera stopped answering", "camera stopped answering")
 
 
-def translate_reason(reason: str) -> str:
-    """The engine's (or the table's) English reason in the page's language."""
+def translate_reason(reason: str, heading: bool = True) -> str:
+    """The engine's (or the table's) English reason in the page's language; one no pattern
+    knows comes back as it is, under a translated heading unless `heading` is false."""
     text = (reason or "").strip()
     for pattern, template in REASON_PATTERNS:
         match = pattern.match(text)
         if match:
             params = {k: _translate_param(k, v) for k, v in match.groupdict().items()}
             return gettext(template, **params) if params else gettext(template)
-    if current_language() == DEFAULT_LANGUAGE:
+    if current_language() == DEFAULT_LANGUAGE or not heading:
         return text
     return gettext("Not allowed (%(reason)s)", reason=text)
 
@@ -230,8 +231,8 @@ def _translate_param(name: str, value: str | None) -> str:
         return rule_word(value.lower())
     if name == "faces":
         return face_name(1) if value.lower() == "aces" else str(_FACE_DIGITS[value.lower()])
-    if name == "message":
-        return translate_reason(value) if current_language() != DEFAULT_LANGUAGE else value
+    if name == "message":   # a camera's or reader's own message, translated where known
+        return translate_reason(value, heading=False)
     return value
 
 

@@ -131,11 +131,14 @@ def view_model(state: dict) -> dict:
         })
     variant = state.get("variant") or {}
     special = state.get("special")
+    reveal = state.get("reveal") or {}
+    revealing = state.get("phase") in ("called", "capturing", "reading", "check", "verdict")
     view = {
         "phase": state.get("phase"),
         "players": players,
         "to_move": to_move,
-        "round": state.get("round"),
+        "round": reveal.get("round", state.get("round")) if revealing else state.get("round"),
+        "revealing": revealing,
         "bag": state.get("bag"),
         "dice_in_play": state.get("dice_in_play"),
         "special": special,
@@ -144,7 +147,8 @@ def view_model(state: dict) -> dict:
         "aces_wild": state.get("aces_wild", True),
         "variant_label": variant.get("name", ""),
         "bids": [dict(_bid(b), player=b["player"]) for b in state.get("bids", [])],
-        "current_bid": current,
+        "current_bid": _bid(reveal.get("bid")) if revealing and reveal.get("bid") else current,
+        "bids_hidden": state.get("phase") == "verdict",
         "lowest_quantity": lowest,
         "suggested": suggested,
         "dudo_callers": calls.get("dudo", []),
@@ -154,7 +158,7 @@ def view_model(state: dict) -> dict:
         "last_verdict": verdict_words(state["last_verdict"]) if state.get("last_verdict") else None,
         "winner": state.get("winner"),
         "loser": state.get("loser"),
-        "camera_error": (i18n.translate_reason(state["camera_error"])
+        "camera_error": (i18n.translate_reason(state["camera_error"], heading=False)
                          if state.get("camera_error") else None),
         "reveal": reveal_view(state),
     }
@@ -198,7 +202,9 @@ def reveal_view(state: dict) -> dict | None:
     verdict = state.get("verdict") if state.get("phase") == "verdict" else None
     view = {
         "seats": {owner: dice for owner, dice in seats.items() if dice},
-        "problems": [problem_text(p) for p in problems], "verdict": verdict,
+        # A failed capture is told once, in the camera notice above the reveal.
+        "problems": [problem_text(p) for p in problems if p.get("kind") != "camera"],
+        "verdict": verdict,
         "photo_url": reveal.get("photo_url"), "annotated_url": reveal.get("annotated_url"),
         "odds": None,
     }
@@ -246,7 +252,7 @@ def verdict_words(verdict: dict) -> dict:
     if verdict.get("corrected"):
         detail = (detail + " " + _("Dice corrected by hand.")).strip()
     return {"headline": headline, "count_line": count_line, "detail": detail,
-            "lost": not result.get("gainer")}
+            "lost": not result.get("gainer"), "count": count, "bid": bid}
 
 
 def _result(verdict: dict) -> dict:
@@ -345,7 +351,8 @@ def phase_text(phase: str | None) -> str:
 
 def qr_for(address: str) -> Markup:
     """An inline SVG QR code of the page's address (made here: the table has no internet)."""
-    svg = segno.make(address, error="m").svg_inline(scale=4, border=2, dark="#000", light="#fff")
+    svg = segno.make(address, error="m").svg_inline(border=2, dark="#000", light="#fff",
+                                                    omitsize=True)
     return Markup(svg)
 
 
@@ -372,11 +379,14 @@ def lan_ip() -> str:
 
 
 def _table_context() -> dict:
-    state = _table_state()
-    t = view_model(state) if state else None
+    state = _controller().state() or {}
+    t = view_model(state) if state.get("players") else None
     address = page_address()
     return {
         "t": t, "authed": auth.is_authorised(), "error": None,
+        # What the page shows, as the live updates name it: event number and phase (a capture
+        # changes the phase without recording an event).
+        "version": f"{state.get('seq')}:{state.get('phase')}",
         "special_rules_text": special_rules_text(),
         "phase_text": phase_text(t["phase"]) if t else "",
         "qr_svg": qr_for(address), "page_address": address,
@@ -393,8 +403,10 @@ def table():
 @bp.get("/part/table")
 def table_part():
     """The table view's live part alone: the page's script swaps it in on every event."""
-    response = Response(render_template("_table.html", **_table_context()))
+    context = _table_context()
+    response = Response(render_template("_table.html", **context))
     response.headers["Cache-Control"] = "no-store"
+    response.headers["X-Table-Version"] = context["version"]
     return response
 
 

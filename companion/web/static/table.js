@@ -8,41 +8,73 @@
   var lang = document.body.dataset.lang;
   var refreshing = null;
 
+  function busyTyping() {
+    var active = document.activeElement;
+    var typing = active && live.contains(active) && /^(INPUT|SELECT|TEXTAREA)$/.test(active.tagName);
+    return typing || !!live.querySelector("dialog[open]");
+  }
+
+  function swap(html) {
+    // Keep open what the user opened (manual entry, roll-off by hand) across the update.
+    var open = Array.prototype.map.call(live.querySelectorAll("details[open][id]"), function (d) { return d.id; });
+    live.innerHTML = html;
+    open.forEach(function (id) { var d = document.getElementById(id); if (d) d.open = true; });
+    wire();
+  }
+
   function refresh() {
     if (refreshing) { refreshing.again = true; return; }
+    if (busyTyping()) { pending = true; return; }   // never wipe what someone is typing
     refreshing = { again: false };
     var url = live.dataset.part + "?lang=" + encodeURIComponent(lang) + "&t=" + Date.now();
     fetch(url, { credentials: "same-origin" })
-      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
-      .then(function (html) { live.innerHTML = html; wire(); })
+      .then(function (r) {
+        if (!r.ok) return Promise.reject(r.status);
+        live.dataset.version = r.headers.get("X-Table-Version") || "";
+        return r.text();
+      })
+      .then(swap)
       .catch(function () {})
       .finally(function () {
         var again = refreshing.again; refreshing = null; if (again) refresh();
       });
   }
 
+  var pending = false;
+  live.addEventListener("focusout", function () {
+    setTimeout(function () { if (pending && !busyTyping()) { pending = false; refresh(); } }, 0);
+  });
+  live.addEventListener("close", function () {
+    if (pending) { pending = false; refresh(); }
+  }, true);
+
   function connect() {
     if (!window.EventSource) { setInterval(refresh, 3000); return; }
     var source = new EventSource("/api/events");
-    source.onmessage = refresh;
-    source.addEventListener("open", refresh);
-    // Named events (event: bid / call / verdict ...) also mean "something changed".
-    ["bid", "call", "capture", "reading", "correction", "verdict", "game", "round", "state", "check"]
-      .forEach(function (name) { source.addEventListener(name, refresh); });
+    // Each message is {"seq", "type", "table"}; the page already shows "seq:phase" in
+    // live.dataset.version (the first message on connecting is usually that: nothing to redraw).
+    source.onmessage = function (event) {
+      var version = "";
+      try {
+        var message = JSON.parse(event.data);
+        version = message.seq + ":" + message.table.phase;
+      } catch (e) { /* redraw anyway */ }
+      if (!version || version !== live.dataset.version) refresh();
+    };
     source.onerror = function () { /* EventSource reconnects by itself */ };
   }
 
   function post(form, extra) {
     var data = new FormData(form);
     if (extra) Object.keys(extra).forEach(function (k) { data.set(k, extra[k]); });
-    return fetch(form.action, {
+    return fetch(form.getAttribute("action"), {   // not form.action: a button may be named "action"
       method: "POST", body: data, credentials: "same-origin",
       headers: { "X-CSRF-Token": csrf, "Accept": "application/json" }
     }).then(function (r) { return r.json().then(function (j) { return { ok: r.ok, body: j }; }); });
   }
 
   function showError(message) {
-    var box = document.getElementById("bid-error");
+    var box = document.getElementById("bid-error") || document.getElementById("action-error");
     if (!box) { alert(message); return; }
     box.textContent = message; box.hidden = false;
   }
@@ -79,10 +111,13 @@
   }
 
   function send(form, extra) {
-    form.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    var buttons = form.querySelectorAll("button");
+    buttons.forEach(function (b) { b.disabled = true; });
     post(form, extra).then(function (res) {
-      if (!res.ok) { showError(res.body.error || "?"); }
-      refresh();
+      if (res.ok) { refresh(); return; }
+      // Refused before anything changed: keep the form as it was, say why.
+      buttons.forEach(function (b) { b.disabled = false; });
+      showError(res.body.error || "?");
     }).catch(function () { refresh(); });
   }
 
