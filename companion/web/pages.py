@@ -336,9 +336,28 @@ def odds_chart(verdict: dict) -> dict | None:
             "calza": calza}
 
 
-def special_rules_text() -> str:
-    return _("Aces are not wild. The opening bid's face holds for the whole round: "
-             "the others only raise the quantity.")
+def special_rules_text(state: dict) -> str:
+    """What the special round changes at this table, in words, from the table's own options."""
+    options = (state.get("variant") or {}).get("options") or {}
+    owner = state.get("special_owner") or ""
+    said = []
+    if state.get("aces_wild") is False:
+        said.append(_("Aces are not wild: they count only as aces."))
+    face_rule = options.get("special_face", "fixed")
+    said.append({
+        "fixed": _("The opening bid's face holds for the whole round: the others only raise "
+                   "the quantity."),
+        "veterans": _("The others only raise the quantity; a one-die player whose own round is "
+                      "behind him may raise the face."),
+        "one_die": _("Only players holding one die may change the face; the others only raise "
+                     "the quantity."),
+    }.get(face_rule, ""))
+    aces = options.get("special_ace_opening", "owner")
+    if aces == "owner":
+        said.append(_("Only %(player)s may open on aces.", player=owner))
+    elif aces == "anyone":
+        said.append(_("The round may open on aces."))
+    return " ".join(part for part in said if part)
 
 
 def phase_text(phase: str | None) -> str:
@@ -387,7 +406,7 @@ def _table_context() -> dict:
         # What the page shows, as the live updates name it: event number and phase (a capture
         # changes the phase without recording an event).
         "version": f"{state.get('seq')}:{state.get('phase')}",
-        "special_rules_text": special_rules_text(),
+        "special_rules_text": special_rules_text(state) if state.get("special") else "",
         "phase_text": phase_text(t["phase"]) if t else "",
         "qr_svg": qr_for(address), "page_address": address,
     }

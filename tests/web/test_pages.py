@@ -254,3 +254,39 @@ def test_the_page_works_with_no_file_from_the_internet(table):
     for asset in assets:
         if asset.startswith("/static/"):
             assert client.get(asset).status_code == 200
+
+
+def test_a_special_round_banner_says_what_changes_in_the_texts_own_words(table):
+    app, controller = table
+    controller.new_game("club", {"special_at_start": True}, ["Ana", "Ben", "Cyd"],
+                        dice={"Ana": 1, "Ben": 5, "Cyd": 5}, starter="Ana")
+    client = app.test_client()
+    banner = text_of(client.get("/")).split("Players")[0]
+    assert "Maputa round for Ana" in banner
+    assert "Aces are not wild" in banner and "only raise the quantity" in banner
+    russian = text_of(client.get("/?lang=ru"))
+    assert "Раунд «Мапута» для Ana" in russian and "Тузы не джокеры" in russian
+
+
+def test_calza_is_offered_to_each_player_allowed_to_call_it(table):
+    app, controller = table
+    controller.new_game("perudo", {"calza": True}, ["Ana", "Ben", "Cyd"], rolloff=False)
+    client, token = logged_in(app)
+    post(client, token, "/play/bid", player="Ana", quantity=3, face=4)
+    html = client.get("/?lang=uk").get_data(as_text=True)
+    calls = re.findall(r'data-call="(\w+)" data-by="(\w+)"', html)
+    assert calls == [("dudo", "Ben"), ("calza", "Ben"), ("calza", "Cyd")]   # not Ana, the bidder
+    assert "точно!" in html and "не вірю!" in html
+    refused = post(client, token, "/play/call", lang="uk", type="calza", by="Ana")
+    assert refused.get_json()["error"] == "Ana зробив останню ставку і не може сказати на неї «точно»."
+
+
+def test_the_opening_roll_off_can_be_typed_in_and_a_tie_rolls_again(table):
+    app, controller = table
+    controller.new_game("perudo", {}, ["Ana", "Ben", "Cyd"], rolloff=True)
+    client, token = logged_in(app)
+    assert "Each player rolls one die in the open" in text_of(client.get("/"))
+    post(client, token, "/play/rolls", roll_Ana=6, roll_Ben=6, roll_Cyd=2)
+    assert "Tie between Ana, Ben with 6: they roll again." in text_of(client.get("/"))
+    assert post(client, token, "/play/rolls", roll_Ana=3, roll_Ben=5).status_code == 200
+    assert controller.state()["to_move"] == "Ben"
