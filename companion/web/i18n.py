@@ -55,8 +55,17 @@ def select_language() -> str:
     remembered = session.get("lang")
     if remembered in LANGUAGES:
         return remembered
-    browser = request.accept_languages.best_match(list(LANGUAGES))
-    return browser or table_default_language()
+    return browser_language() or table_default_language()
+
+
+def browser_language() -> str | None:
+    """The browser's most preferred language that the page speaks. Regional tags count for
+    their language ("nl-BE" is Dutch), in the browser's order of preference."""
+    for tag, _quality in request.accept_languages:   # already sorted by quality
+        language = tag.replace("_", "-").split("-")[0].lower()
+        if language in LANGUAGES:
+            return language
+    return None
 
 
 def current_language() -> str:

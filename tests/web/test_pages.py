@@ -196,6 +196,9 @@ def test_language_follows_the_browser_then_the_switch_then_the_table_default(tmp
     client = app.test_client()
     assert "Perudotafel" in client.get("/").get_data(as_text=True)
     assert "Стіл Перудо" in client.get("/", headers={"Accept-Language": "uk,en;q=0.5"}).get_data(as_text=True)
+    belgian = client.get("/", headers={"Accept-Language": "nl-BE,fr;q=0.8"}).get_data(as_text=True)
+    assert 'lang="nl"' in belgian
+    assert "Perudotafel" in client.get("/", headers={"Accept-Language": "de-DE"}).get_data(as_text=True)
     client.get("/?lang=be")
     assert "Стол Перуда" in client.get("/", headers={"Accept-Language": "uk"}).get_data(as_text=True)
     store.close()
@@ -290,3 +293,16 @@ def test_the_opening_roll_off_can_be_typed_in_and_a_tie_rolls_again(table):
     assert "Tie between Ana, Ben with 6: they roll again." in text_of(client.get("/"))
     assert post(client, token, "/play/rolls", roll_Ana=3, roll_Ben=5).status_code == 200
     assert controller.state()["to_move"] == "Ben"
+
+
+def test_the_last_round_ends_the_game_with_its_winner_named(table):
+    app, controller = table
+    controller.new_game("perudo", {}, ["Ana", "Ben"], dice={"Ana": 1, "Ben": 1}, starter="Ana")
+    client, token = logged_in(app)
+    post(client, token, "/play/bid", player="Ana", quantity=2, face=6)
+    post(client, token, "/play/call", type="dudo", by="Ben")
+    post(client, token, "/play/manual", dice_Ana="6", dice_Ben="3")
+    post(client, token, "/play/confirm", action="next")
+    assert controller.state()["phase"] == "over"
+    text = text_of(client.get("/?lang=nl"))
+    assert "Ben wint het spel!" in text and "Nieuw spel" in text
