@@ -53,13 +53,13 @@ def _wants_json() -> bool:
     return "application/json" in request.headers.get("Accept", "")
 
 
-def _answer(error: str | None = None, status: int = 200, to: str | None = None):
+def _answer(error: str | None = None, status: int = 200):
     """JSON for the page's script, a redirect with a flashed message for a plain form post."""
     if _wants_json():
         return jsonify({"ok": error is None, "error": error}), (status if error else 200)
     if error:
         flash(error, "error")
-    return redirect(to or url_for("pages.table"))
+    return redirect(url_for("pages.table"))
 
 
 def state_changing(view):
@@ -252,7 +252,7 @@ def verdict_words(verdict: dict) -> dict:
     if verdict.get("corrected"):
         detail = (detail + " " + _("Dice corrected by hand.")).strip()
     return {"headline": headline, "count_line": count_line, "detail": detail,
-            "lost": not result.get("gainer"), "count": count, "bid": bid}
+            "count": count, "bid": bid}
 
 
 def _result(verdict: dict) -> dict:
@@ -269,7 +269,6 @@ def rolloff_view(state: dict) -> dict | None:
     return {
         "contenders": rolloff.get("contenders", []),
         "rolls": [r.get("rolls", {}) for r in rounds],
-        "last": rounds[-1] if rounds else None,
         "tied": len(rounds) > 0,
         "problems": [problem_text(p) for p in rolloff.get("problems", [])],
         "photo_url": (rolloff.get("photo") or {}).get("annotated_url")
@@ -402,7 +401,7 @@ def _table_context() -> dict:
     t = view_model(state) if state.get("players") else None
     address = page_address()
     return {
-        "t": t, "authed": auth.is_authorised(), "error": None,
+        "t": t, "authed": auth.is_authorised(),
         # What the page shows, as the live updates name it: event number and phase (a capture
         # changes the phase without recording an event).
         "version": f"{state.get('seq')}:{state.get('phase')}",
