@@ -159,13 +159,17 @@ def test_a_round_at_the_table_in_two_phones_and_a_tablet(server, browser, tmp_pa
     sync_api.expect(tablet.locator("#verdict-headline")).to_contain_text("loses the round")
     sync_api.expect(tablet.locator("#odds svg")).to_be_visible()
 
-    # Correct one die by hand: tap it, choose another face; the verdict is settled again.
+    # Correct one die by hand: tap it, choose another face; the round is settled again.
     sync_api.expect(ana.locator("#verdict")).to_be_visible()
+    count_before = int(tablet.locator("#count-number").inner_text())
     first = ana.locator("button.diebtn").first
     old_face = int(first.get_attribute("data-face") or 0)
     new_face = 1 if old_face != 1 else 6
     first.click()
     ana.locator(f'#correct-dialog .faces button[value="{new_face}"]').click()
+    counts = {1: 1, 4: 1}           # the called bid is on fours; aces are wild
+    expected = count_before - counts.get(old_face, 0) + counts.get(new_face, 0)
+    sync_api.expect(tablet.locator("#count-number")).to_have_text(str(expected))
     sync_api.expect(tablet.locator("svg.die.fixed").first).to_be_visible()
     sync_api.expect(tablet.locator("#verdict")).to_contain_text("Dice corrected by hand.")
     shoot(tablet, "reveal-tablet")
@@ -183,6 +187,7 @@ def test_a_round_at_the_table_in_two_phones_and_a_tablet(server, browser, tmp_pa
     sync_api.expect(ana.locator("#action-error")).to_be_hidden()
     sync_api.expect(tablet.locator("#last-verdict")).to_contain_text(f"{loser} програє коло")
     ana.goto("/history")
+    sync_api.expect(ana.locator("#history")).to_contain_text("by hand")
     with ana.expect_download() as download:
         ana.locator('a[href$="/record.json"]').first.click()
     record = tmp_path / "game.json"
