@@ -196,3 +196,36 @@ def test_a_round_at_the_table_in_two_phones_and_a_tablet(server, browser, tmp_pa
                             cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert judged.returncode == 0, judged.stdout + judged.stderr
     assert json.loads(judged.stdout)["rounds"][0]["loser"] == loser
+
+
+def test_a_whole_short_game_on_one_phone_in_polish(server, browser):
+    """Set-up with one die each, the roll-off typed in, one round, the winner named."""
+    page = phone(browser, server)
+    page.goto("/setup?variant=perudo&lang=pl")
+    page.fill('input[name="opt_start_dice"]', "1")
+    page.locator('input[name="player"]').nth(0).fill("Ola")
+    page.locator('input[name="player"]').nth(1).fill("Piotr")
+    page.fill('input[name="pin"]', PIN)
+    page.click('#setup-form button[type="submit"]')
+    sync_api.expect(page.locator("#rolloff")).to_contain_text("Kto zaczyna?")
+    page.locator("#rolls-by-hand summary").click()
+    page.fill('input[name="roll_Ola"]', "2")
+    page.fill('input[name="roll_Piotr"]', "5")
+    page.click('#rolls-by-hand button[type="submit"]')
+    sync_api.expect(page.locator("#bid-entry h2")).to_contain_text("Stawka dla Piotr")
+    choose_bid(page, 2, 6)
+    sync_api.expect(page.locator('button[data-call="dudo"][data-by="Ola"]')).to_be_visible()
+    page.click('button[data-call="dudo"][data-by="Ola"]')
+    sync_api.expect(page.locator("#verdict, #needs-check").first).to_be_visible()
+    if page.locator("#needs-check").count():
+        if not page.locator("#manual-entry").evaluate("details => details.open"):
+            page.locator("#manual-entry summary").click()
+        page.fill('input[name="dice_Ola"]', "3")
+        page.fill('input[name="dice_Piotr"]', "6")
+        page.click('#manual-entry button[type="submit"]')
+    headline = page.locator("#verdict-headline")
+    sync_api.expect(headline).to_contain_text("przegrywa rundę")
+    loser = headline.inner_text().split(" ")[0]
+    winner = "Ola" if loser == "Piotr" else "Piotr"
+    page.click('button[name="action"][value="next"]')
+    sync_api.expect(page.locator("#game-over")).to_contain_text(f"{winner} wygrywa grę!")
