@@ -306,3 +306,13 @@ def test_the_last_round_ends_the_game_with_its_winner_named(table):
     assert controller.state()["phase"] == "over"
     text = text_of(client.get("/?lang=nl"))
     assert "Ben wint het spel!" in text and "Nieuw spel" in text
+
+
+def test_the_pin_page_only_sends_the_browser_back_into_the_table(table):
+    app, _ = table
+    client = app.test_client()
+    token = csrf_of(client.get("/pin").get_data(as_text=True))
+    away = client.post("/pin", data={"csrf_token": token, "pin": PIN, "next": "//evil.example/"})
+    assert away.headers["Location"] == "/"
+    wrong = client.post("/pin?lang=uk", data={"csrf_token": token, "pin": "9999", "next": "/"})
+    assert wrong.status_code == 401 and "Хибний PIN." in wrong.get_data(as_text=True)
