@@ -134,6 +134,7 @@ def test_a_round_at_the_table_in_two_phones_and_a_tablet(server, browser, tmp_pa
     sync_api.expect(ben.locator("#bid-error")).to_have_text(
         "Raise the quantity or the face, not both: after 3×4 a bid on face 5 is exactly 3×5.")
     sync_api.expect(tablet.locator("#whose-turn")).to_contain_text("Ben to play")
+    assert ben.locator('button.face[data-face="2"]').is_disabled()   # still, after the refusal
     shoot(ben, "table-phone")
     choose_bid(ben, 4, 4)
     sync_api.expect(tablet.locator("#whose-turn")).to_contain_text("Cyd to play")

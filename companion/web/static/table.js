@@ -111,12 +111,13 @@
   }
 
   function send(form, extra) {
-    var buttons = form.querySelectorAll("button");
-    buttons.forEach(function (b) { b.disabled = true; });
+    // Block double taps while the move is sent; remember which buttons were off already.
+    var enabled = Array.prototype.filter.call(form.querySelectorAll("button"), function (b) { return !b.disabled; });
+    enabled.forEach(function (b) { b.disabled = true; });
     post(form, extra).then(function (res) {
       if (res.ok) { refresh(); return; }
       // Refused before anything changed: keep the form as it was, say why.
-      buttons.forEach(function (b) { b.disabled = false; });
+      enabled.forEach(function (b) { b.disabled = false; });
       showError(res.body.error || "?");
     }).catch(function () { refresh(); });
   }
