@@ -1,0 +1,410 @@
+"""Read the face a camera sees on one die: pips 1-6, or a picture face the table has taught.
+
+Two independent cues must agree before a value is given:
+
+* a classical pip counter: the face is cut out to a canonical square, every pixel is scored by
+  how far its colour is from the die's body colour (so dark pips on light dice, light pips on
+  dark dice and coloured pips all look alike), round blobs of pip size are counted and their
+  layout is checked against the real pip patterns of 1-6;
+* a small learned classifier (a CNN shipped in `models/faces_cnn.onnx`, run by cv2.dnn) over the
+  same canonical square, with an extra class for anything that is not a pip face (pictures, blank or
+  misplaced crops).
+
+When they disagree, or either is unsure, the answer is `None`: the die is flagged unreadable and
+re-rolled rather than guessed. A picture face (a paco toucan, a skull, an emblem) is only read
+when the calibration holds templates made by `teach`; an untaught picture is never counted.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.types import VIEWS, FaceRead
+
+CANON = 32          # side of the canonical face square the pip counter works on (pixels)
+NET_SIDE = 24       # side of the square the picture templates see
+MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "faces_cnn.onnx"
+
+# Accept a read only when both cues agree with at least this much certainty.
+MIN_NET_PROB = 0.90
+MAX_LAYOUT_ERROR = 0.15
+# A taught picture is recognised when its normalised correlation with one of its templates
+# reaches MIN_TEMPLATE_SCORE and the classifier calls the face "not pips", or on correlation
+# alone from SURE_TEMPLATE_SCORE (pip faces stay below about 0.66 against the synthetic pictures).
+MIN_TEMPLATE_SCORE = 0.5
+SURE_TEMPLATE_SCORE = 0.8
+MIN_FACE_CONTRAST = 12.0   # colour distance below which a face has no visible marks at all
+REFINE_SIDE = 48    # working square for finding the top face inside a loose outline
+
+# Sorted pairwise pip distances (divided by the largest) of the real pip patterns.
+def _pattern_signature(points: list[tuple[float, float]]) -> np.ndarray:
+    pts = np.asarray(points, np.float32)
+    d = np.sqrt(((pts[:, None, :] - pts[None, :, :]) ** 2).sum(-1))
+    iu = np.triu_indices(len(pts), 1)
+    values = np.sort(d[iu])
+    return values / values[-1]
+
+
+_PATTERNS = {
+    3: _pattern_signature([(-1, -1), (0, 0), (1, 1)]),
+    4: _pattern_signature([(-1, -1), (1, -1), (-1, 1), (1, 1)]),
+    5: _pattern_signature([(-1, -1), (1, -1), (-1, 1), (1, 1), (0, 0)]),
+    6: _pattern_signature([(-1, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (1, 1)]),
+}
+
+
+def cut_face(image_bgr: np.ndarray, corners, view: str = "above", side: int = CANON) -> np.ndarray:
+    """The face inside `corners` (4 image points, in order around the face) warped to a square.
+
+    For the `below` view the square is flipped back, so a picture face looks as it does from above."""
+    quad = _ordered_quad(corners)
+    target = np.float32([[0, 0], [side - 1, 0], [side - 1, side - 1], [0, side - 1]])
+    matrix = cv2.getPerspectiveTransform(quad, target)
+    face = cv2.warpPerspective(image_bgr, matrix, (side, side), flags=cv2.INTER_AREA)
+    if view == "below":
+        face = cv2.flip(face, 1)
+    return face
+
+
+def _ordered_quad(corners) -> np.ndarray:
+    """4 points clockwise from the top-left-most one, whatever order they came in."""
+    quad = np.asarray(corners, np.float32).reshape(4, 2)
+    if not np.all(np.isfinite(quad)):
+        raise ValueError("face corners must be 4 finite (x, y) points")
+    centre = quad.mean(0)
+    quad = quad[np.argsort(np.arctan2(quad[:, 1] - centre[1], quad[:, 0] - centre[0]))]
+    return np.roll(quad, -int(np.argmin(quad.sum(1))), axis=0)
+
+
+def top_face_quad(image_bgr: np.ndarray, corners) -> np.ndarray:
+    """The top face's corners inside a die's outline, which may also hold its visible sides.
+
+    Seen at a slant, a die shows one or two sides beside its top face, in a shade of the same
+    plastic but lit differently. The top face is the plastic-coloured region around the centre
+    (pips filled in); its minimum-area rectangle replaces the outline when it is a plausible
+    square, otherwise the outline is kept."""
+    quad = _ordered_quad(corners)
+    side = REFINE_SIDE
+    target = np.float32([[0, 0], [side - 1, 0], [side - 1, side - 1], [0, side - 1]])
+    matrix = cv2.getPerspectiveTransform(quad, target)
+    patch = cv2.warpPerspective(image_bgr, matrix, (side, side), flags=cv2.INTER_AREA)
+    lab = _lab(cv2.GaussianBlur(patch, (3, 3), 0))
+    c0, c1 = int(side * 0.3), int(side * 0.7)
+    body = np.median(lab[c0:c1, c0:c1].reshape(-1, 3), axis=0)
+    diff = lab - body
+    dist = np.sqrt(diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
+    core = np.median(dist[c0:c1, c0:c1])
+    plastic = (dist < max(16.0, 2.5 * core)).astype(np.uint8)
+    plastic = cv2.morphologyEx(plastic, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(plastic, connectivity=4)
+    centre_label = labels[side // 2 - 3:side // 2 + 4, side // 2 - 3:side // 2 + 4].ravel()
+    centre_label = centre_label[centre_label > 0]
+    if len(centre_label) == 0:
+        return quad
+    region = (labels == np.bincount(centre_label).argmax()).astype(np.uint8)
+    contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    hull = cv2.convexHull(max(contours, key=cv2.contourArea))  # fills the pips back in
+    (cx, cy), (w, h), angle = cv2.minAreaRect(hull)
+    if min(w, h) < 0.5 * side or max(w, h) > 1.3 * min(w, h):
+        return quad
+    s = min(max(w, h) * 1.04, side)  # shading rounds the face's edges off a little
+    half = s / 2
+    cx, cy = np.clip(cx, half, side - half), np.clip(cy, half, side - half)  # stay inside the outline
+    box = cv2.boxPoints(((cx, cy), (s, s), angle)).astype(np.float32)
+    back = cv2.perspectiveTransform(box[None], np.linalg.inv(matrix))[0]
+    return _ordered_quad(back)
+
+
+def _lab_offsets(face_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Lab colour of each pixel minus the die's body colour, its length, and the face's contrast.
+
+    The body colour is the median of the central part of the face: pips cover well under half
+    of it, so the median is the plastic, whatever its colour."""
+    lab = _lab(face_bgr)
+    m = max(1, lab.shape[0] // 8)
+    centre = lab[m:-m, m:-m].reshape(-1, 3)
+    half = len(centre) // 2
+    body = np.partition(centre, half, axis=0)[half]
+    diff = lab - body
+    dist = np.sqrt(0.6 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
+    inner = dist[m:-m, m:-m].ravel()
+    k = int(0.97 * (len(inner) - 1))
+    contrast = float(np.partition(inner, k)[k])
+    return diff, dist, contrast
+
+
+# BGR -> (lightness, red-green, yellow-blue): an opponent colour space, linear so it costs one
+# small matrix product (OpenCV's Lab conversion spends more on threading than on tiny crops).
+_OPPONENT = np.float32([[0.114, 0.0, -0.4],
+                        [0.587, -0.4, 0.2],
+                        [0.299, 0.4, 0.2]])
+
+
+def _lab(image_bgr: np.ndarray) -> np.ndarray:
+    """Opponent colour coordinates of every pixel (lightness 0..255, two colour axes)."""
+    return image_bgr.astype(np.float32) @ _OPPONENT
+
+
+def mark_map(face_bgr: np.ndarray) -> tuple[np.ndarray, float]:
+    """Per-pixel colour distance from the die's body colour, and the face's mark contrast:
+    dark pips on light dice, light pips on dark dice and coloured pips all score high."""
+    _, dist, contrast = _lab_offsets(face_bgr)
+    return dist, contrast
+
+
+def net_input(face_bgr: np.ndarray) -> np.ndarray:
+    """The classifier's input, CANON x CANON x 4: the mark map scaled to 0..1 by the face's own
+    contrast, and the Lab offsets from the body colour (so colour tells pips from marbling)."""
+    if face_bgr.shape[:2] != (CANON, CANON):
+        face_bgr = cv2.resize(face_bgr, (CANON, CANON), interpolation=cv2.INTER_AREA)
+    return _net_input(*_lab_offsets(face_bgr))
+
+
+def _net_input(diff: np.ndarray, dist: np.ndarray, contrast: float) -> np.ndarray:
+    marks = np.clip(dist / max(contrast, MIN_FACE_CONTRAST), 0.0, 1.0)
+    colour = np.clip(diff / np.float32([50.0, 30.0, 30.0]), -2.0, 2.0)
+    return np.concatenate([marks[..., None], colour], axis=2).astype(np.float32)
+
+
+def count_pips(face_bgr: np.ndarray) -> tuple[int, float]:
+    """Classical cue: (number of pips, layout error 0..1); layout error 1.0 means "not a pip face".
+
+    Marks are kept as pips when round (second moments), pip-sized and away from the crop's rim;
+    pips on the die's visible sides are foreshortened, so they are smaller and flatter than the
+    top face's and are dropped. The kept positions must match a real pip pattern."""
+    return _count_pips(*mark_map(face_bgr))
+
+
+def _count_pips(dist: np.ndarray, contrast: float) -> tuple[int, float]:
+    if contrast < MIN_FACE_CONTRAST:
+        return 0, 1.0
+    scaled = np.clip(dist * (255.0 / contrast), 0, 255).astype(np.uint8)
+    otsu, _ = cv2.threshold(scaled, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    low = max(otsu, 90.0)
+    best = _pips_at(scaled, low)
+    if best[1] > 0.0:  # blurred pips may merge: a higher cut separates them
+        higher = _pips_at(scaled, low + 0.4 * (255.0 - low))
+        if higher[1] < best[1]:
+            best = higher
+    return best
+
+
+def _pips_at(scaled: np.ndarray, level: float) -> tuple[int, float]:
+    """(pip count, layout error) of the marks above `level`."""
+    side = scaled.shape[0]
+    mask = (scaled > level).astype(np.uint8)
+    n, labels, stats, centroids = cv2.connectedComponentsWithStats(mask, connectivity=4)
+    if n <= 1:
+        return 0, 1.0
+    elongation = _elongations(labels, n, centroids)
+    unit = float(side * side)
+    x, y, w, h, area = (stats[1:, i].astype(np.float32) for i in range(5))
+    cx, cy = centroids[1:, 0] / side, centroids[1:, 1] / side
+    touches_rim = (x <= 0) | (y <= 0) | (x + w >= side) | (y + h >= side)
+    central = (np.abs(cx - 0.5) < 0.4) & (np.abs(cy - 0.5) < 0.4)
+    visible = (area >= unit * 0.004) & ~touches_rim & central
+    round_pip = visible & (elongation[1:] <= 1.7) & (area / (w * h) > 0.45) & (area <= unit * 0.22)
+    if not round_pip.any():
+        return 0, 1.0
+    largest = area[round_pip].max()
+    pips = round_pip & (area >= 0.45 * largest)
+    core = (np.abs(cx - 0.5) < 0.3) & (np.abs(cy - 0.5) < 0.3)
+    stray = int((visible & ~pips & core & (area > unit * 0.025)).sum())
+    count = int(pips.sum())
+    if count > 6:
+        return count, 1.0
+    error = _layout_error(np.stack([cx[pips], cy[pips]], 1), area[pips] / unit)
+    if stray:  # a mark that is no pip: a picture, a swirl, a glare streak
+        error = max(error, 0.5 + 0.1 * stray)
+    return count, min(error, 1.0)
+
+
+def _elongations(labels: np.ndarray, n: int, centroids: np.ndarray) -> np.ndarray:
+    """Ratio of major to minor axis of each labelled blob, from its second moments."""
+    ys, xs = np.nonzero(labels)
+    lab = labels[ys, xs]
+    counts = np.maximum(np.bincount(lab, minlength=n), 1).astype(np.float32)
+    dx = xs - centroids[lab, 0]
+    dy = ys - centroids[lab, 1]
+    sxx = np.bincount(lab, dx * dx, n) / counts + 1 / 12
+    syy = np.bincount(lab, dy * dy, n) / counts + 1 / 12
+    sxy = np.bincount(lab, dx * dy, n) / counts
+    root = np.sqrt(((sxx - syy) / 2) ** 2 + sxy ** 2)
+    mean = (sxx + syy) / 2
+    return np.sqrt((mean + root) / np.maximum(mean - root, 1e-6))
+
+
+def _layout_error(pts: np.ndarray, areas: np.ndarray) -> float:
+    """How far the pip centres (in face units) are from the real pattern with that many pips."""
+    centre_offset = float(np.abs(pts.mean(0) - 0.5).max())
+    count = len(pts)
+    if count == 1:
+        return min(1.0, max(0.0, centre_offset - 0.15) * 3)
+    if areas.max() > 0.07:
+        return 1.0  # only the ace may have one big pip
+    d = np.sqrt(((pts[:, None, :] - pts[None, :, :]) ** 2).sum(-1))
+    span = float(d.max())
+    error = max(0.0, centre_offset - 0.15) * 2
+    if not 0.35 <= span <= 1.05:
+        error = max(error, 0.5)
+    if count >= 3:
+        signature = np.sort(d[np.triu_indices(count, 1)]) / span
+        error = max(error, float(np.abs(signature - _PATTERNS[count]).max()))
+    return min(error, 1.0)
+
+
+class FaceModel:
+    """The shipped classifier: a small CNN (three 3x3 conv + ReLU + 2x2 max-pool stages, a
+    hidden dense layer, softmax over 7 classes: 0 = not a pip face (picture, blank, misplaced
+    crop), 1..6 = pips), stored as ONNX and run by OpenCV's dnn module. Trained by
+    tools/train_faces.py."""
+
+    def __init__(self, path: Path = MODEL_PATH):
+        self.net = cv2.dnn.readNetFromONNX(str(path))
+
+    def probabilities(self, inputs: np.ndarray) -> np.ndarray:
+        """inputs: (N, CANON, CANON, 4) `net_input` arrays -> (N, 7) class probabilities."""
+        self.net.setInput(np.ascontiguousarray(inputs.transpose(0, 3, 1, 2), np.float32))
+        return self.net.forward().reshape(len(inputs), -1)
+
+
+@lru_cache(maxsize=1)
+def load_model() -> FaceModel:
+    if not MODEL_PATH.exists():
+        raise FileNotFoundError(f"face model missing: {MODEL_PATH} (run tools/train_faces.py train)")
+    return FaceModel(MODEL_PATH)
+
+
+def read_face(image_bgr: np.ndarray, candidate, view: str = "above", calibration=None) -> FaceRead:
+    """Read the face the camera sees on `candidate` (a `vision.types.Candidate`).
+
+    Returns FaceRead(value 1..6 or None, confidence 0..1, kind "pips"|"picture")."""
+    return read_faces(image_bgr, [candidate], view, calibration)[0]
+
+
+def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibration=None) -> list[FaceRead]:
+    """`read_face` for many dice of one photo at once (the classifier runs as one batch)."""
+    if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
+        raise ValueError("read_face needs a BGR colour image (height x width x 3)")
+    if view not in VIEWS:
+        raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
+    crops = [cut_face(image_bgr, top_face_quad(image_bgr, c.corners), view) for c in candidates]
+    return read_crops(crops, calibration)
+
+
+def read_crops(crops: list[np.ndarray], calibration=None) -> list[FaceRead]:
+    """Read already cut-out faces (`cut_face` gives them; any square-ish size is resized)."""
+    if not crops:
+        return []
+    crops = [c if c.shape[:2] == (CANON, CANON) else
+             cv2.resize(c, (CANON, CANON), interpolation=cv2.INTER_AREA) for c in crops]
+    offsets = [_lab_offsets(c) for c in crops]
+    probs = load_model().probabilities(np.stack([_net_input(*o) for o in offsets]))
+    templates = _taught_templates(calibration)
+    return [_decide(crop, _count_pips(dist, contrast), p, templates)
+            for crop, (_, dist, contrast), p in zip(crops, offsets, probs)]
+
+
+def _decide(crop: np.ndarray, pips: tuple[int, float], probs: np.ndarray, templates) -> FaceRead:
+    """Both cues agree and are sure -> the value; a taught picture matches -> its face; else None."""
+    count, layout_error = pips
+    net_class = int(np.argmax(probs))
+    net_prob = float(probs[net_class])
+    agree = 1 <= count <= 6 and net_class == count
+    confidence = net_prob * (1.0 - layout_error) if agree else 0.0
+    if agree and net_prob >= MIN_NET_PROB and layout_error <= MAX_LAYOUT_ERROR:
+        return FaceRead(count, round(confidence, 4), "pips")
+    if templates:
+        value, score = match_templates(crop, templates)
+        says_picture = float(probs[0]) >= 0.5
+        if value is not None and (score >= SURE_TEMPLATE_SCORE or (says_picture and score >= MIN_TEMPLATE_SCORE)):
+            return FaceRead(value, round(score, 4), "picture")
+    kind = "picture" if net_class == 0 and net_prob >= 0.5 else "pips"
+    return FaceRead(None, round(min(confidence, 0.5), 4), kind)
+
+
+# ---- picture faces taught by the table ---------------------------------------------------------
+
+def _template_vector(face_bgr: np.ndarray) -> np.ndarray:
+    """Zero-mean, unit-norm ink map of a face, for normalised correlation.
+
+    A picture can cover the middle of the face, so the plastic's colour is taken from a ring
+    just inside the face's edge; the ink is whatever differs from it (light or dark ink alike)."""
+    if face_bgr.ndim == 2:
+        face_bgr = cv2.cvtColor(face_bgr, cv2.COLOR_GRAY2BGR)
+    face = cv2.resize(face_bgr[..., :3], (CANON, CANON), interpolation=cv2.INTER_AREA)
+    colours = _lab(face)
+    body = np.median(colours[_RING], axis=0)
+    ink = np.sqrt(((colours - body) ** 2).sum(-1))
+    ink = cv2.GaussianBlur(cv2.resize(ink, (NET_SIDE, NET_SIDE), interpolation=cv2.INTER_AREA), (3, 3), 0)
+    v = ink - ink.mean()
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm > 1e-6 * ink.size and ink.max() > MIN_FACE_CONTRAST else np.zeros_like(v)
+
+
+def _ring_mask(side: int) -> np.ndarray:
+    """Pixels of a face square between 6 % and 14 % of its side in from the edge."""
+    r = np.abs(np.arange(side) - (side - 1) / 2) / side
+    chebyshev = np.maximum(r[:, None], r[None, :])
+    return (chebyshev >= 0.36) & (chebyshev <= 0.44)
+
+
+_RING = _ring_mask(CANON)
+
+
+def teach(crops: list[np.ndarray], face: int) -> dict:
+    """Templates for a picture face (e.g. the paco on the 1) from a few cut-out crops of it.
+
+    The result is plain JSON data: the calibration stores it under `faces[str(face)]`."""
+    if face not in range(1, 7):
+        raise ValueError(f"face must be 1..6, not {face!r}")
+    usable = [c for c in crops if isinstance(c, np.ndarray) and c.ndim in (2, 3) and min(c.shape[:2]) >= 8]
+    if not usable:
+        raise ValueError("teach needs at least one face crop (an image of the face, at least 8 px)")
+    templates = []
+    for crop in usable:
+        if crop.ndim == 3 and crop.shape[2] == 4:
+            crop = crop[..., :3]
+        v = _template_vector(crop)
+        if float(np.abs(v).sum()) == 0.0:
+            continue
+        templates.append(np.round(v, 4).ravel().tolist())
+    if not templates:
+        raise ValueError("the crops show no marks at all: is the face in view?")
+    return {"face": face, "kind": "picture", "side": NET_SIDE, "templates": templates}
+
+
+def _taught_templates(calibration) -> list[tuple[int, np.ndarray]]:
+    """(face, template) pairs from a calibration object or mapping, in every stored form."""
+    if calibration is None:
+        return []
+    faces = calibration.get("faces") if isinstance(calibration, dict) else getattr(calibration, "faces", None)
+    if not faces:
+        return []
+    entries = faces.values() if isinstance(faces, dict) else faces
+    found = []
+    for entry in entries:
+        if not isinstance(entry, dict) or entry.get("side") != NET_SIDE:
+            continue
+        for t in entry.get("templates", []):
+            found.append((int(entry["face"]), np.asarray(t, np.float32).reshape(NET_SIDE, NET_SIDE)))
+    return found
+
+
+def match_templates(face_bgr: np.ndarray, templates: list[tuple[int, np.ndarray]]) -> tuple[int | None, float]:
+    """Best taught face and its correlation, over the four rotations and the mirror image."""
+    v = _template_vector(face_bgr)
+    views = []
+    for flipped in (v, v[:, ::-1]):
+        for k in range(4):
+            views.append(np.rot90(flipped, k))
+    stack = np.stack(views).reshape(8, -1)
+    best_face, best = None, -1.0
+    for face, template in templates:
+        score = float((stack @ template.ravel()).max())
+        if score > best:
+            best_face, best = face, score
+    return best_face, best
