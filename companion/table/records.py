@@ -11,8 +11,7 @@ from companion.table.store import Event
 
 
 def _photo_urls(event: Event) -> dict:
-    return {("photo_url" if kind == "photo" else f"{kind}_url"): f"/api/photo/{event.seq}/{kind}"
-            for kind in event.photo_kinds}
+    return {f"{kind}_url": f"/api/photo/{event.seq}/{kind}" for kind in event.photo_kinds}
 
 
 def summarise(events: list[Event]) -> dict:

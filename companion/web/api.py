@@ -169,7 +169,6 @@ def export(game: str):
         abort(404, description=str(exc))
 
 
-@bp.get("/photo/<int:seq>", defaults={"kind": "photo"})
 @bp.get("/photo/<int:seq>/<kind>")
 def photo(seq: int, kind: str):
     """A reveal's photo or its annotated picture, as recorded (hashed into the chain)."""
