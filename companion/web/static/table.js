@@ -30,10 +30,11 @@
     fetch(url, { credentials: "same-origin" })
       .then(function (r) {
         if (!r.ok) return Promise.reject(r.status);
-        live.dataset.version = r.headers.get("X-Table-Version") || "";
-        return r.text();
+        return r.text().then(function (html) {
+          swap(html);
+          live.dataset.version = r.headers.get("X-Table-Version") || "";
+        });
       })
-      .then(swap)
       .catch(function () {})
       .finally(function () {
         var again = refreshing.again; refreshing = null; if (again) refresh();
