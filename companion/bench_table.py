@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import statistics
 import tempfile
 import threading
@@ -115,12 +116,15 @@ def run(args: argparse.Namespace) -> int:
                 outcomes[phase] += 1
                 totals.append((settled - started) * 1000)
         finally:
-            server.close()
+            # the server thread is a daemon and ends with the process: waitress has no clean
+            # stop from another thread
             controller.close()
             store.close()
     print(f"companion bench table: {args.rounds} calls, {args.players} players × {args.dice} dice"
           f" = {args.players * args.dice} dice, simulated camera ({args.view}), real reader,"
           " real HTTP server, SQLite log (synchronous=FULL)")
+    print(f"  machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (other work slows"
+          " every figure)")
     print(f"  call → verdict in /api/table and on the status LED:"
           f" median {statistics.median(totals):.0f} ms, p95 {percentile(totals, 0.95):.0f} ms,"
           f" max {max(totals):.0f} ms (target ≤ {TARGET_MS:.0f} ms)")
