@@ -30,7 +30,7 @@ MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "faces_cnn.onnx
 
 # Accept a read only when both cues agree with at least this much certainty.
 MIN_NET_PROB = 0.90
-MAX_LAYOUT_ERROR = 0.15
+MAX_LAYOUT_ERROR = 0.2
 # A taught picture is recognised when its normalised correlation with one of its templates
 # reaches MIN_TEMPLATE_SCORE and the classifier calls the face "not pips", or on correlation
 # alone from SURE_TEMPLATE_SCORE (pip faces stay below about 0.66 against the synthetic pictures).
@@ -39,8 +39,11 @@ SURE_TEMPLATE_SCORE = 0.8
 MIN_FACE_CONTRAST = 12.0   # colour distance below which a face has no visible marks at all
 REFINE_SIDE = 48    # working square for finding the top face inside a loose outline
 
-# Sorted pairwise pip distances (divided by the largest) of the real pip patterns.
+
+
 def _pattern_signature(points: list[tuple[float, float]]) -> np.ndarray:
+    """Sorted pairwise distances of a pip pattern, divided by the largest: its shape, whatever
+    its size, rotation or mirroring."""
     pts = np.asarray(points, np.float32)
     d = np.sqrt(((pts[:, None, :] - pts[None, :, :]) ** 2).sum(-1))
     iu = np.triu_indices(len(pts), 1)
@@ -91,10 +94,10 @@ def top_face_quad(image_bgr: np.ndarray, corners) -> np.ndarray:
     target = np.float32([[0, 0], [side - 1, 0], [side - 1, side - 1], [0, side - 1]])
     matrix = cv2.getPerspectiveTransform(quad, target)
     patch = cv2.warpPerspective(image_bgr, matrix, (side, side), flags=cv2.INTER_AREA)
-    lab = _lab(cv2.GaussianBlur(patch, (3, 3), 0))
+    colours = _opponent(cv2.GaussianBlur(patch, (3, 3), 0))
     c0, c1 = int(side * 0.3), int(side * 0.7)
-    body = np.median(lab[c0:c1, c0:c1].reshape(-1, 3), axis=0)
-    diff = lab - body
+    body = np.median(colours[c0:c1, c0:c1].reshape(-1, 3), axis=0)
+    diff = colours - body
     dist = np.sqrt(diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
     core = np.median(dist[c0:c1, c0:c1])
     plastic = (dist < max(16.0, 2.5 * core)).astype(np.uint8)
@@ -118,17 +121,17 @@ def top_face_quad(image_bgr: np.ndarray, corners) -> np.ndarray:
     return _ordered_quad(back)
 
 
-def _lab_offsets(face_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Lab colour of each pixel minus the die's body colour, its length, and the face's contrast.
+def _colour_offsets(face_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Colour of each pixel minus the die's body colour, its length, and the face's contrast.
 
     The body colour is the median of the central part of the face: pips cover well under half
     of it, so the median is the plastic, whatever its colour."""
-    lab = _lab(face_bgr)
-    m = max(1, lab.shape[0] // 8)
-    centre = lab[m:-m, m:-m].reshape(-1, 3)
+    colours = _opponent(face_bgr)
+    m = max(1, colours.shape[0] // 8)
+    centre = colours[m:-m, m:-m].reshape(-1, 3)
     half = len(centre) // 2
     body = np.partition(centre, half, axis=0)[half]
-    diff = lab - body
+    diff = colours - body
     dist = np.sqrt(0.6 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
     inner = dist[m:-m, m:-m].ravel()
     k = int(0.97 * (len(inner) - 1))
@@ -143,7 +146,7 @@ _OPPONENT = np.float32([[0.114, 0.0, -0.4],
                         [0.299, 0.4, 0.2]])
 
 
-def _lab(image_bgr: np.ndarray) -> np.ndarray:
+def _opponent(image_bgr: np.ndarray) -> np.ndarray:
     """Opponent colour coordinates of every pixel (lightness 0..255, two colour axes)."""
     return image_bgr.astype(np.float32) @ _OPPONENT
 
@@ -151,16 +154,16 @@ def _lab(image_bgr: np.ndarray) -> np.ndarray:
 def mark_map(face_bgr: np.ndarray) -> tuple[np.ndarray, float]:
     """Per-pixel colour distance from the die's body colour, and the face's mark contrast:
     dark pips on light dice, light pips on dark dice and coloured pips all score high."""
-    _, dist, contrast = _lab_offsets(face_bgr)
+    _, dist, contrast = _colour_offsets(face_bgr)
     return dist, contrast
 
 
 def net_input(face_bgr: np.ndarray) -> np.ndarray:
     """The classifier's input, CANON x CANON x 4: the mark map scaled to 0..1 by the face's own
-    contrast, and the Lab offsets from the body colour (so colour tells pips from marbling)."""
+    contrast, and the colour offsets from the body colour (so colour tells pips from marbling)."""
     if face_bgr.shape[:2] != (CANON, CANON):
         face_bgr = cv2.resize(face_bgr, (CANON, CANON), interpolation=cv2.INTER_AREA)
-    return _net_input(*_lab_offsets(face_bgr))
+    return _net_input(*_colour_offsets(face_bgr))
 
 
 def _net_input(diff: np.ndarray, dist: np.ndarray, contrast: float) -> np.ndarray:
@@ -209,10 +212,10 @@ def _pips_at(scaled: np.ndarray, level: float) -> tuple[int, float]:
     round_pip = visible & (elongation[1:] <= 1.7) & (area / (w * h) > 0.45) & (area <= unit * 0.22)
     if not round_pip.any():
         return 0, 1.0
-    largest = area[round_pip].max()
-    pips = round_pip & (area >= 0.45 * largest)
+    typical = float(np.median(area[round_pip]))
+    pips = round_pip & (area >= 0.4 * typical) & (area <= 2.5 * typical)
     core = (np.abs(cx - 0.5) < 0.3) & (np.abs(cy - 0.5) < 0.3)
-    stray = int((visible & ~pips & core & (area > unit * 0.025)).sum())
+    stray = int((visible & ~round_pip & core & (area > unit * 0.025)).sum())
     count = int(pips.sum())
     if count > 6:
         return count, 1.0
@@ -225,13 +228,13 @@ def _pips_at(scaled: np.ndarray, level: float) -> tuple[int, float]:
 def _elongations(labels: np.ndarray, n: int, centroids: np.ndarray) -> np.ndarray:
     """Ratio of major to minor axis of each labelled blob, from its second moments."""
     ys, xs = np.nonzero(labels)
-    lab = labels[ys, xs]
-    counts = np.maximum(np.bincount(lab, minlength=n), 1).astype(np.float32)
+    which = labels[ys, xs]
+    counts = np.maximum(np.bincount(which, minlength=n), 1).astype(np.float32)
     dx = xs - centroids[lab, 0]
     dy = ys - centroids[lab, 1]
-    sxx = np.bincount(lab, dx * dx, n) / counts + 1 / 12
-    syy = np.bincount(lab, dy * dy, n) / counts + 1 / 12
-    sxy = np.bincount(lab, dx * dy, n) / counts
+    sxx = np.bincount(which, dx * dx, n) / counts + 1 / 12
+    syy = np.bincount(which, dy * dy, n) / counts + 1 / 12
+    sxy = np.bincount(which, dx * dy, n) / counts
     root = np.sqrt(((sxx - syy) / 2) ** 2 + sxy ** 2)
     mean = (sxx + syy) / 2
     return np.sqrt((mean + root) / np.maximum(mean - root, 1e-6))
@@ -291,21 +294,49 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
         raise ValueError("read_face needs a BGR colour image (height x width x 3)")
     if view not in VIEWS:
         raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
-    crops = [cut_face(image_bgr, top_face_quad(image_bgr, c.corners), view) for c in candidates]
-    return read_crops(crops, calibration)
+    outlines = [_ordered_quad(c.corners) for c in candidates]
+    crops = [cut_face(image_bgr, top_face_quad(image_bgr, q), view) for q in outlines]
+
+    def other_cuts(index: int) -> list[np.ndarray]:
+        """The same die cut a little differently, for the pip counter's second look."""
+        outline = outlines[index]
+        centre = outline.mean(0)
+        return [cut_face(image_bgr, outline, view), cut_face(image_bgr, (outline - centre) * 0.85 + centre, view)]
+
+    return read_crops(crops, calibration, other_cuts)
 
 
-def read_crops(crops: list[np.ndarray], calibration=None) -> list[FaceRead]:
-    """Read already cut-out faces (`cut_face` gives them; any square-ish size is resized)."""
+def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> list[FaceRead]:
+    """Read already cut-out faces (`cut_face` gives them; any square-ish size is resized).
+
+    `other_cuts(i)`, when given, returns other cuts of die i: when the classifier is sure but
+    the pip counter could not confirm on the first cut (sides of the die in view, a pip
+    clipped), the counter gets another look at those, and must then agree exactly."""
     if not crops:
         return []
-    crops = [c if c.shape[:2] == (CANON, CANON) else
-             cv2.resize(c, (CANON, CANON), interpolation=cv2.INTER_AREA) for c in crops]
-    offsets = [_lab_offsets(c) for c in crops]
+    crops = [_canonical(c) for c in crops]
+    offsets = [_colour_offsets(c) for c in crops]
     probs = load_model().probabilities(np.stack([_net_input(*o) for o in offsets]))
     templates = _taught_templates(calibration)
-    return [_decide(crop, _count_pips(dist, contrast), p, templates)
-            for crop, (_, dist, contrast), p in zip(crops, offsets, probs)]
+    reads = []
+    for i, (crop, (_, dist, contrast), p) in enumerate(zip(crops, offsets, probs)):
+        read = _decide(crop, _count_pips(dist, contrast), p, templates)
+        if read.value is None and other_cuts is not None and float(p.max()) >= MIN_NET_PROB and p.argmax() > 0:
+            for other in other_cuts(i):
+                second = _decide(crop, count_pips(_canonical(other)), p, ())
+                if second.value is not None:
+                    read = second
+                    break
+        reads.append(read)
+    return reads
+
+
+def _canonical(crop: np.ndarray) -> np.ndarray:
+    if crop.ndim != 3 or crop.shape[2] != 3:
+        raise ValueError("a face crop must be a BGR colour image (height x width x 3)")
+    if crop.shape[:2] == (CANON, CANON):
+        return crop
+    return cv2.resize(crop, (CANON, CANON), interpolation=cv2.INTER_AREA)
 
 
 def _decide(crop: np.ndarray, pips: tuple[int, float], probs: np.ndarray, templates) -> FaceRead:
@@ -336,7 +367,7 @@ def _template_vector(face_bgr: np.ndarray) -> np.ndarray:
     if face_bgr.ndim == 2:
         face_bgr = cv2.cvtColor(face_bgr, cv2.COLOR_GRAY2BGR)
     face = cv2.resize(face_bgr[..., :3], (CANON, CANON), interpolation=cv2.INTER_AREA)
-    colours = _lab(face)
+    colours = _opponent(face)
     body = np.median(colours[_RING], axis=0)
     ink = np.sqrt(((colours - body) ** 2).sum(-1))
     ink = cv2.GaussianBlur(cv2.resize(ink, (NET_SIDE, NET_SIDE), interpolation=cv2.INTER_AREA), (3, 3), 0)
