@@ -230,8 +230,8 @@ def _elongations(labels: np.ndarray, n: int, centroids: np.ndarray) -> np.ndarra
     ys, xs = np.nonzero(labels)
     which = labels[ys, xs]
     counts = np.maximum(np.bincount(which, minlength=n), 1).astype(np.float32)
-    dx = xs - centroids[lab, 0]
-    dy = ys - centroids[lab, 1]
+    dx = xs - centroids[which, 0]
+    dy = ys - centroids[which, 1]
     sxx = np.bincount(which, dx * dx, n) / counts + 1 / 12
     syy = np.bincount(which, dy * dy, n) / counts + 1 / 12
     sxy = np.bincount(which, dx * dy, n) / counts
