@@ -316,3 +316,14 @@ def test_the_pin_page_only_sends_the_browser_back_into_the_table(table):
     assert away.headers["Location"] == "/"
     wrong = client.post("/pin?lang=uk", data={"csrf_token": token, "pin": "9999", "next": "/"})
     assert wrong.status_code == 401 and "Хибний PIN." in wrong.get_data(as_text=True)
+
+
+def test_dice_counts_show_only_where_the_bag_is_open(table):
+    app, controller = table
+    controller.new_game("club", {}, ["Ana", "Ben", "Cyd"], rolloff=False)
+    html = app.test_client().get("/").get_data(as_text=True)
+    assert re.search(r'id="dice-in-play">15<', html) and re.search(r'id="bag">0<', html)
+    assert len(re.findall(r'<div class="count">5 ', html)) == 3
+    controller.new_game("kozak", {}, ["Ana", "Ben", "Cyd"], rolloff=False, replace=True)
+    html = app.test_client().get("/").get_data(as_text=True)
+    assert re.search(r'id="dice-in-play">\?<', html) and 'id="dice-secret"' in html
