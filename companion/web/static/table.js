@@ -6,7 +6,8 @@
   if (!live) return;
   var csrf = document.querySelector('meta[name="csrf-token"]').content;
   var lang = document.body.dataset.lang;
-  var refreshing = null;
+  var refreshing = null;   // a fetch of the live part in flight ({again: true} to fetch once more)
+  var pending = false;     // an update waited while someone was typing
 
   function busyTyping() {
     var active = document.activeElement;
@@ -41,7 +42,6 @@
       });
   }
 
-  var pending = false;
   live.addEventListener("focusout", function () {
     setTimeout(function () { if (pending && !busyTyping()) { pending = false; refresh(); } }, 0);
   });
@@ -123,6 +123,13 @@
     }).catch(function () { refresh(); });
   }
 
+  function pressed(event) {
+    // The button that submitted the form, as a field (e.g. {face: "3"} or {action: "next"}).
+    var field = {};
+    if (event.submitter && event.submitter.name) field[event.submitter.name] = event.submitter.value;
+    return field;
+  }
+
   function wireDice() {
     var dialog = document.getElementById("correct-dialog");
     if (!dialog) return;
@@ -136,10 +143,8 @@
     dialog.querySelector(".cancel").addEventListener("click", function () { dialog.close(); });
     form.addEventListener("submit", function (e) {
       e.preventDefault();
-      var extra = {};
-      if (e.submitter && e.submitter.name) extra[e.submitter.name] = e.submitter.value;
       dialog.close();
-      send(form, extra);
+      send(form, pressed(e));
     });
   }
 
@@ -148,7 +153,7 @@
     live.querySelectorAll('form[data-js="call"]').forEach(function (f) {
       f.addEventListener("submit", function (e) {
         e.preventDefault();
-        send(f, e.submitter && e.submitter.name ? (function () { var o = {}; o[e.submitter.name] = e.submitter.value; return o; })() : null);
+        send(f, pressed(e));
       });
     });
     wireDice();
