@@ -106,8 +106,10 @@ def run(args: argparse.Namespace) -> int:
     pin_note = "made up once and kept in the data folder; set your own with --pin" \
         if table["pin_generated"] else "from the config"
     print(f"  Table PIN: {table['pin']}   ({pin_note})")
-    print(f"  Camera: {getattr(controller.camera, 'name', 'none')}; panel:"
-          f" {type(controller.panel).__name__}; data: {Path(config.data_dir).resolve()}")
+    reason = getattr(controller.panel, "reason", None)
+    panel = f"none ({reason})" if reason else "buttons and LEDs on GPIO"
+    print(f"  Camera: {getattr(controller.camera, 'name', 'none')}; panel: {panel}")
+    print(f"  Data: {Path(config.data_dir).resolve()}")
     print("Stop with Ctrl+C.", flush=True)
     try:
         server.run()   # returns after SIGTERM/SIGINT, having closed the server
