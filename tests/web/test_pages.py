@@ -327,3 +327,18 @@ def test_dice_counts_show_only_where_the_bag_is_open(table):
     controller.new_game("kozak", {}, ["Ana", "Ben", "Cyd"], rolloff=False, replace=True)
     html = app.test_client().get("/").get_data(as_text=True)
     assert re.search(r'id="dice-in-play">\?<', html) and 'id="dice-secret"' in html
+
+
+def test_dice_typed_in_with_a_wrong_count_are_refused_in_the_page_language(table):
+    app, controller = table
+    start_game(controller)
+    client, token = logged_in(app)
+    post(client, token, "/play/bid", player="Ana", quantity=3, face=4)
+    post(client, token, "/play/call", type="dudo", by="Ben")
+    short = post(client, token, "/play/manual", lang="pl",
+                 dice_Ana="1 2 3 4", dice_Ben="4 4 4 4 6", dice_Cyd="6 6 6 6 1")
+    assert short.status_code == 400
+    assert short.get_json()["error"] == "Ana ma 5 kostek, podano 4."
+    junk = post(client, token, "/play/manual", dice_Ana="1 2 x", dice_Ben="", dice_Cyd="")
+    assert junk.get_json()["error"] == "Faces are numbers 1-6, e.g. 1 4 4 2 6."
+    assert controller.state()["phase"] == "check"
