@@ -173,15 +173,20 @@ class TableController:
         except Exception:   # a broken LED must not stop the game
             log.exception("panel update failed")
 
+    def _seat(self, player: str) -> int:
+        """The seat (and seat LED) of a player: where his dice colour sits in the configured
+        clockwise colours, else his place in the list of players."""
+        colour = self.colour_of.get(player)
+        return self.colours.index(colour) if colour in self.colours else self.players.index(player)
+
     def _seat_lights(self) -> dict[int, str]:
-        lights = {seat: "off" for seat in range(len(self.players))}
+        lights = {self._seat(p): "off" for p in self.players}
         if self.phase == "verdict" and self.verdict:
-            result = self.verdict
             for key, light in (("loser", "lost"), ("gainer", "gained")):
-                if result.get(key) in self.players:
-                    lights[self.players.index(result[key])] = light
+                if self.verdict.get(key) in self.players:
+                    lights[self._seat(self.verdict[key])] = light
         elif self.phase == "bidding" and self.game is not None and self.game.special_owner in self.players:
-            lights[self.players.index(self.game.special_owner)] = "palifico"
+            lights[self._seat(self.game.special_owner)] = "palifico"
         return lights
 
     # ------------------------------------------------------------------ recording
@@ -710,9 +715,9 @@ class TableController:
         # with both, anyone could add up the dice in play.
         public = self.variant is None or bool(self.variant.options["bag_visible"])
         players = []
-        for seat, name in enumerate(self.players):
+        for name in self.players:
             held = game.dice[name] if game is not None else self.start_dice.get(name)
-            players.append({"name": name, "seat": seat, "colour": self.colour_of.get(name),
+            players.append({"name": name, "seat": self._seat(name), "colour": self.colour_of.get(name),
                             "dice": held if public else None, "out": held == 0,
                             "in_turn": in_play and game.to_move == name})
         state = {

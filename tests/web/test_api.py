@@ -306,3 +306,16 @@ def test_a_whole_game_exports_to_a_record_the_judge_agrees_with(table, tmp_path,
     assert "no game '7'" in capsys.readouterr().err
     assert main(["export", "1", "--data-dir", str(tmp_path / "elsewhere")]) == 2
     assert "no event log" in capsys.readouterr().err
+
+
+def test_seat_leds_follow_the_dice_colours_around_the_table(table):
+    """Ben plays red, the first configured colour: his seat is the first LED whatever his place."""
+    client = table.test_client()
+    panel = controller_of(table).panel
+    state = start(client, players=("Ana", "Ben"), colours={"Ana": "green", "Ben": "red"})
+    assert [(p["name"], p["seat"]) for p in state["players"]] == [("Ana", 2), ("Ben", 0)]
+    client.post("/api/bid", json={"player": "Ana", "quantity": 2, "face": 6}, headers=GOOD)
+    client.post("/api/call", json={"type": "dudo", "by": "Ben"}, headers=GOOD)
+    state = client.post("/api/reading", json={"dice": {"Ana": [6, 6, 2, 2, 2], "Ben": [3] * 5}},
+                        headers=GOOD).json
+    assert state["verdict"]["loser"] == "Ben" and panel.seats == {0: "lost"}
