@@ -1,7 +1,8 @@
 """`companion verify DATA_DIR`: check the event log's hash chain and name the first broken link.
 
 Every event's hash covers the previous hash, the event's fields and its photos' bytes, so a
-changed, removed or inserted event or photo breaks the chain from there on. Exit 0: intact;
+changed, removed or inserted event or photo breaks the chain from there on. Events cut off the
+end leave a valid chain: compare the printed head (last event and hash) with one noted earlier. Exit 0: intact;
 1: broken (the first broken link of each table is printed); 2: no readable event log there.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ import sys
 from pathlib import Path
 
 from companion.table.config import DB_NAME
-from companion.table.store import StoreError, verify_file
+from companion.table.store import StoreError, verify_chain
 
 
 def register(subparsers) -> None:
@@ -27,7 +28,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     path = args.data_dir / DB_NAME if args.data_dir.is_dir() else args.data_dir
     try:
-        checked, broken = verify_file(path)
+        checked, broken, heads = verify_chain(path)
     except StoreError as exc:
         print(f"companion verify: {exc}", file=sys.stderr)
         return 2
@@ -38,4 +39,6 @@ def run(args: argparse.Namespace) -> int:
               " link on cannot be trusted", file=sys.stderr)
         return 1
     print(f"OK: {checked} events in {path}, chain intact")
+    for table, (seq, digest) in sorted(heads.items()):
+        print(f"  table {table}: last event #{seq}, hash {digest}")
     return 0

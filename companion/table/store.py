@@ -200,6 +200,14 @@ class BrokenLink:
 def verify_file(path: str | Path) -> tuple[int, list[BrokenLink]]:
     """Check every table's chain in a database file read-only: (events checked, first broken
     link per table). Each event's hash is recomputed from its stored fields and photo bytes."""
+    checked, broken, _ = verify_chain(path)
+    return checked, broken
+
+
+def verify_chain(path: str | Path) -> tuple[int, list[BrokenLink], dict[str, tuple[int, str]]]:
+    """Like `verify_file`, plus each table's head: {table: (last seq, its hash)}. Cutting events
+    off the end leaves a valid chain, so the head is what to note down (or compare with an
+    exported game's) to notice that."""
     path = Path(path)
     if not path.exists():
         raise StoreError(f"no event log at {path}")
@@ -231,4 +239,5 @@ def verify_file(path: str | Path) -> tuple[int, list[BrokenLink]]:
             broken[table_id] = BrokenLink(table_id, seq, type_, reason)
         expected[table_id] = (seq + 1, digest)
     db.close()
-    return len(rows), list(broken.values())
+    heads = {table: (seq - 1, digest) for table, (seq, digest) in expected.items()}
+    return len(rows), list(broken.values()), heads

@@ -119,3 +119,11 @@ def test_verify_without_a_log_says_so(tmp_path, capsys):
     assert main(["verify", str(tmp_path)]) == 2
     with pytest.raises(StoreError):
         EventStore(tmp_path / "table.sqlite")
+
+
+def test_verify_prints_each_tables_head_to_note_down(tmp_path, capsys):
+    store = fill(tmp_path / "table.sqlite")
+    last = store.events("t1")[-1]
+    store.close()
+    assert main(["verify", str(tmp_path / "table.sqlite")]) == 0
+    assert f"table t1: last event #4, hash {last.hash}" in capsys.readouterr().out
