@@ -695,7 +695,8 @@ class TableController:
 
     def _call_by_player_in_turn(self, kind: str) -> None:
         with self._lock:
-            self._need_phase("bidding", doing=f"call {kind}")
+            if self.phase != "bidding":   # a second press while the first is settled: ignored
+                return
             self.call(kind, self.game.to_move)
 
     def press_confirm(self) -> None:

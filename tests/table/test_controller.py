@@ -150,3 +150,13 @@ def test_a_photo_that_is_not_usable_is_shown_and_the_table_goes_on_by_hand(tmp_p
     assert state["phase"] == "verdict" and state["verdict"]["loser"] == "Ben"
     assert table.confirm()["phase"] == "over" and table.state()["winner"] == "Ana"
     store.close()
+
+
+def test_a_double_press_of_dudo_calls_once(rig):
+    start(rig)
+    rig.camera.unplug()
+    rig.post("/api/bid", {"player": "Ana", "quantity": 1, "face": 3})
+    rig.press("dudo")
+    state = rig.press("dudo")
+    types = [e.type for e in rig.store.events("table-1")]
+    assert types.count("call") == 1 and state["phase"] == "check" and "camera" in state["message"]
