@@ -84,6 +84,24 @@ def test_below_view_shows_the_picture_mirrored():
     assert np.abs(face.astype(int) - mirrored).mean() > 10      # a toucan is not symmetric
 
 
+def _face_marks(view, top):
+    """The near face of a lone big white paco die, cut out square along its truth corners."""
+    image, truth = synth.render_tray(12, 1, view=view, faces=[top], colours=["white"], die_px=(110, 120),
+                                     picture_faces="paco", **CLEAN)
+    square = np.float32([[0, 0], [64, 0], [64, 64], [0, 64]])
+    warp = cv2.getPerspectiveTransform(np.float32(truth[0]["corners"]), square)
+    face = cv2.cvtColor(cv2.warpPerspective(image, warp, (64, 64)), cv2.COLOR_BGR2GRAY)[8:56, 8:56]
+    return face < 120, truth[0]
+
+
+def test_tray_seen_from_below_shows_the_paco_mirrored():
+    above, top = _face_marks("above", 1)
+    below, bottom = _face_marks("below", 6)          # same die, same place, turned over
+    assert top["center"] == bottom["center"] and top["picture"] == bottom["picture"] == "paco"
+    assert (below == above[:, ::-1]).mean() > 0.9
+    assert (below == above).mean() < 0.8
+
+
 def test_awkward_dice_carry_their_flags():
     image, truth = synth.render_tray(4, 12, edge=2, stacked=1, cut=2)
     flags = [tuple(d["flags"]) for d in truth]
