@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from companion.table.config import ConfigError, TableConfig
+from companion.table.store import StoreError
 
 
 def register(subparsers) -> None:
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = load_config(args)
         app = create_app(config)
-    except (ConfigError, ValueError, OSError) as exc:
+    except (ConfigError, ValueError, OSError, StoreError) as exc:
         print(f"companion serve: {exc}", file=sys.stderr)
         return 2
     table = app.extensions["companion"]

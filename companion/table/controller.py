@@ -31,7 +31,7 @@ from companion.rules.odds import count_distribution
 from companion.table import records
 from companion.table import reveal as rv
 from companion.table.config import DEFAULT_COLOURS, KNOWN_COLOURS
-from companion.table.store import Event, EventStore, NewEvent
+from companion.table.store import Event, EventStore, NewEvent, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,11 @@ class TableController:
         games = store.games(table_id)
         if games:
             for event in store.events(table_id, game=games[-1]):
-                self._apply(event)
+                try:
+                    self._apply(event)
+                except (RuleError, RecordError, KeyError, AttributeError, TypeError) as exc:
+                    raise StoreError(f"cannot rebuild the table from its log: event #{event.seq}"
+                                     f" ({event.type}) does not replay: {exc}") from exc
         self._snapshot = self._build_state()
         self._show_on_panel()
         if panel is not None:

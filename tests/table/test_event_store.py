@@ -127,3 +127,14 @@ def test_verify_prints_each_tables_head_to_note_down(tmp_path, capsys):
     store.close()
     assert main(["verify", str(tmp_path / "table.sqlite")]) == 0
     assert f"table t1: last event #4, hash {last.hash}" in capsys.readouterr().out
+
+
+def test_a_log_that_does_not_replay_is_refused_with_the_event_named(tmp_path):
+    from companion.table.controller import TableController
+    store = EventStore(tmp_path / "table.sqlite")
+    store.append("table-1", [NewEvent("game_created", {
+        "variant": "perudo", "options": {}, "players": ["Ana", "Ben"], "colours": {"Ana": "red", "Ben": "blue"},
+        "dice": {"Ana": 5, "Ben": 5}, "starter": "Ana"}, game=1)])
+    store.append("table-1", [NewEvent("bid", {"round": 1, "player": "Ben", "quantity": 2, "face": 3}, game=1)])
+    with pytest.raises(StoreError, match=r"event #2 \(bid\) does not replay: it is Ana's turn"):
+        TableController(store, None, None, None)
