@@ -9,7 +9,7 @@ counted short. Coordinates in the returned candidates are in the original photo'
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -20,8 +20,17 @@ WORK_LONG_SIDE = 640          # pixels on the working copy's long side
 MIN_DIE_FRACTION = 0.012      # smallest die side accepted, as a fraction of the photo's short side
 MAX_DIE_FRACTION = 0.30       # largest die side accepted
 SINGLE_MAX_AREA = 1.65        # a blob up to this many single-die areas can still be one die
+TWO_DICE_AREA = 1.75         # a convex blob smaller than this many die areas is not two dice
+MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
+PIP_RADIUS = 0.08            # a pip's radius, in die sides (of the die's whole blob)
+PIP_CONTRAST = 30.0          # least darkening (Lab L) of a pip against its face
+PIP_LINK = 0.45              # pips of one face lie closer than this (die sides)
+FACE_OF_BLOB = 0.85          # a top face's side against its whole blob's
+FACE_EVENNESS = 40.0         # spread (Lab L, 10-90 %) of a plain face's plastic between its pips
+RING_EDGE = 4.0              # a pip-found die's outline edges against the photo's median edge
+BIG_DIE_AREA = 3.0           # ...and a square, convex one up to this many (a big die among small)
 MAX_HOLE_FRACTION = 0.15     # holes filled up to this side (fraction of the short side)
-SPLIT_EDGE_ASPECT = 1.6      # the same for a die cut out of a cluster (the cut is rough)
+SPLIT_ASPECT = 1.45          # longest a die cut out of a cluster may be (the cut is rough)
 EDGE_ASPECT = 1.3            # a lone die whose outline is longer than this is on an edge / leaning
 
 
@@ -61,12 +70,22 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     on_tray = cv2.morphologyEx(on_tray.astype(np.uint8), cv2.MORPH_OPEN, kernel).astype(bool)
     blobs = _blobs(on_tray, view.min_side, view.max_side)
     hsv = cv2.cvtColor(view.small, cv2.COLOR_BGR2HSV)
-    edges = _gradient(view.lab)
     lum = view.lab[..., 0]
     candidates = []
     for blob in blobs:
-        for region, flags in _split(blob, expected, edges, lum):
+        for region, flags in _split(blob, expected, lum):
             candidates.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
+    covered = np.zeros(on_tray.shape, np.uint8)
+    for cand in candidates:
+        cv2.fillPoly(covered, [np.int32(np.round((np.asarray(cand.corners) + 0.5) * view.scale - 0.5))], 1)
+    for blob in blobs:
+        h, w = blob.mask.shape
+        covered[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w] |= blob.mask.astype(np.uint8)
+    taken = cv2.dilate(covered, cv2.getStructuringElement(
+        cv2.MORPH_ELLIPSE, (max(3, int(0.3 * expected) | 1),) * 2)) > 0
+    floor = np.ones_like(taken) if tray_mask is None else (tray_mask > 0)
+    for region, flags in _pip_dice(view.lab, expected, floor & ~taken):
+        candidates.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
     if tray_mask is not None:
         # off the tray only lone, clearly die-shaped blobs are reported (as outside): the rim,
         # the table and whatever stands on it are not dice
@@ -75,9 +94,25 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
             if _lone_die(blob, expected, lum):
                 region = (blob.mask, blob.x0, blob.y0)
                 candidates.append(_candidate(region, (OUTSIDE,), hsv, view.small.shape, view.scale))
-    candidates = [_top_face(image, c) for c in candidates]
+    candidates = _flag_crowded([_top_face(image, c) for c in candidates])
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
     return candidates
+
+
+def _flag_crowded(candidates: list[Candidate]) -> list[Candidate]:
+    """Two dice lying flat cannot have their centres closer than about one side: candidates that
+    close are one die cut in two, or a die resting on another, so both are flagged stacked."""
+    crowded = set()
+    for i, a in enumerate(candidates):
+        for j in range(i + 1, len(candidates)):
+            b = candidates[j]
+            if OUTSIDE in a.flags or OUTSIDE in b.flags:
+                continue
+            gap = np.hypot(a.center[0] - b.center[0], a.center[1] - b.center[1])
+            if gap < MIN_CENTRE_GAP * min(a.size, b.size):
+                crowded.update((i, j))
+    return [replace(c, flags=tuple(dict.fromkeys(c.flags + (STACKED,)))) if i in crowded else c
+            for i, c in enumerate(candidates)]
 
 
 def _top_face(image: np.ndarray, candidate: Candidate) -> Candidate:
@@ -281,7 +316,7 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
     return float(np.median(sides))
 
 
-def _split(blob: _Blob, expected: float, seams: np.ndarray, lum: np.ndarray):
+def _split(blob: _Blob, expected: float, lum: np.ndarray):
     """Yield (region, flags) for the dice in one blob; region = (mask, x0, y0) in working pixels."""
     area_ratio = blob.area / (expected * expected)
     fill, aspect, rect = _squareness(blob.mask)
@@ -291,14 +326,92 @@ def _split(blob: _Blob, expected: float, seams: np.ndarray, lum: np.ndarray):
     if _plain(blob, lum):
         return  # a plain patch (glare, a shadow's edge, a button, a coin): every die face carries marks
     solid = _solidity(blob.mask)
-    # one die: a convex square-ish outline (of any size up to a big die among small ones), or a
-    # die-sized blob; a die on another leaves a notch where the squares overlap
-    convex_square = fill >= 0.85 and solid >= 0.94 and area_ratio <= 2.2
-    if convex_square or (area_ratio <= SINGLE_MAX_AREA and fill > 0.7):
-        flags = (EDGE,) if aspect > EDGE_ASPECT else ()
-        yield (blob.mask, blob.x0, blob.y0), flags
+    convex = fill > 0.72 and solid > 0.9
+    # one die: a convex, square outline of about the usual size, or a big die among small ones
+    # (still square and convex: touching dice leave a long side or a notch, unless four make a square)
+    big_square = fill > 0.85 and solid > 0.94 and area_ratio < BIG_DIE_AREA
+    if aspect <= EDGE_ASPECT and ((convex and area_ratio <= SINGLE_MAX_AREA) or big_square):
+        yield (blob.mask, blob.x0, blob.y0), ()
         return
-    yield from _split_cluster(blob, expected, seams)
+    if convex and area_ratio < TWO_DICE_AREA and aspect <= 2 * EDGE_ASPECT - 1:
+        # too small for two dice: one die showing a long side (leaning, or seen at a slant)
+        yield (blob.mask, blob.x0, blob.y0), (EDGE,)
+        return
+    parts, good = _split_cluster(blob, expected)
+    for part, fine in zip(parts, good):
+        if _plain(_Blob(part, blob.x0, blob.y0), lum):
+            continue  # a piece of shadow or wall cut off with the dice: no marks, no die
+        yield (part, blob.x0, blob.y0), (() if fine else (STACKED,))
+
+
+def _good_part(mask: np.ndarray, expected: float) -> bool:
+    """A region that looks like exactly one flat die: die-sized, square, filling its rectangle."""
+    fill, aspect, _ = _squareness(mask)
+    ratio = mask.sum() / (expected * expected)
+    return 0.6 <= ratio <= SINGLE_MAX_AREA and aspect <= SPLIT_ASPECT and fill >= 0.72
+
+
+def _kmeans_parts(blob: _Blob, k: int) -> list[np.ndarray]:
+    """The blob cut into k compact parts (k-means over its pixel positions)."""
+    return _kmeans_labels(blob, k)[0]
+
+
+def _kmeans_labels(blob: _Blob, k: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """k-means parts of the blob and its label map (0 outside, 1..k)."""
+    ys, xs = np.nonzero(blob.mask)
+    pts = np.column_stack([xs, ys]).astype(np.float32)
+    criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.2)
+    cv2.setRNGSeed(7)
+    _, labels, _ = cv2.kmeans(pts, k, None, criteria, 3, cv2.KMEANS_PP_CENTERS)
+    labels = labels.ravel()
+    parts = []
+    for label in range(k):
+        part = np.zeros(blob.mask.shape, bool)
+        part[ys[labels == label], xs[labels == label]] = True
+        parts.append(part)
+    label_map = np.zeros(blob.mask.shape, np.int32)
+    label_map[ys, xs] = labels + 1
+    return parts, label_map
+
+
+def _seam_contrast(blob: _Blob, label_map: np.ndarray, lab: np.ndarray) -> float:
+    """How sharp the cuts between parts are, against the blob's own outline: touching dice meet
+    along a visible seam (a gap, a shadow line, a change of colour); a cut through one die's face
+    crosses plain plastic."""
+    h, w = blob.mask.shape
+    pad = 2
+    y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
+    crop = lab[y0:blob.y0 + h + pad, x0:blob.x0 + w + pad]
+    grad = cv2.dilate(_gradient(crop), np.ones((3, 3), np.uint8))
+    grad = grad[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w]
+    cut = np.zeros((h, w), bool)
+    cut[:, 1:] |= (label_map[:, 1:] != label_map[:, :-1]) & (label_map[:, 1:] > 0) & (label_map[:, :-1] > 0)
+    cut[1:, :] |= (label_map[1:, :] != label_map[:-1, :]) & (label_map[1:, :] > 0) & (label_map[:-1, :] > 0)
+    mask8 = blob.mask.astype(np.uint8)
+    outline = (mask8 - cv2.erode(np.pad(mask8, 1), np.ones((3, 3), np.uint8))[1:-1, 1:-1]).astype(bool)
+    if cut.sum() < 3 or outline.sum() < 3:
+        return 0.0
+    return float(np.median(grad[cut]) / max(np.median(grad[outline]), 1.0))
+
+
+def _split_cluster(blob: _Blob, expected: float) -> tuple[list[np.ndarray], list[bool]]:
+    """Cut a blob of touching dice into one region per die: k-means over the blob's pixels for the
+    counts of dice its area allows, keeping the count whose parts all look like single dice (else
+    the best try, with which parts look right)."""
+    ratio = blob.area / (expected * expected)
+    guesses = sorted({max(2, int(np.floor(ratio))), max(2, int(np.round(ratio))), max(2, int(np.ceil(ratio))),
+                      max(2, int(np.round(ratio)) + 1)}, key=lambda k: abs(k - ratio))
+    best = ([blob.mask], [False])
+    for k in guesses:
+        if k > blob.area / 4:
+            continue
+        parts = _kmeans_parts(blob, k)
+        good = [_good_part(p, expected) for p in parts]
+        if all(good):
+            return parts, good
+        if sum(good) / k > sum(best[1]) / len(best[1]):
+            best = (parts, good)
+    return best
 
 
 def _solidity(mask: np.ndarray) -> float:
@@ -326,39 +439,89 @@ def _plain(blob: _Blob, lum: np.ndarray) -> bool:
     return high - low < 30
 
 
-def _split_cluster(blob: _Blob, expected: float, seams: np.ndarray):
-    """Cut a blob of touching dice into one region per die: seeds at the distance transform's
-    peaks (after cutting along sharp seams), regions grown by watershed. A part that still does
-    not look like one die is flagged so that the photo is checked by a person."""
-    h, w = blob.mask.shape
-    mask8 = blob.mask.astype(np.uint8)
-    grad = seams[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w]
-    dist = cv2.distanceTransform(np.pad(mask8, 1), cv2.DIST_L2, 5)[1:-1, 1:-1]
-    peak_min = 0.28 * expected
-    kernel = max(3, int(0.5 * expected) | 1)
-    local_max = (dist >= cv2.dilate(dist, np.ones((kernel, kernel), np.uint8)) - 1e-3) & (dist > peak_min)
-    n, markers = cv2.connectedComponents(local_max.astype(np.uint8))
-    if n - 1 < 1:
-        yield (blob.mask, blob.x0, blob.y0), (STACKED,)
+def _pip_dice(lab: np.ndarray, expected: float, free: np.ndarray):
+    """Dice that the colour foreground missed (a white die on a white board), found by their pips:
+    small dark round spots of one size, in groups no wider than a face, ringed by the die's outline.
+    Yields (region, flags) like `_split`; a group too big for one face is reported flagged."""
+    lum = lab[..., 0].astype(np.float32)
+    pip = max(1.0, PIP_RADIUS * expected)
+    response = cv2.GaussianBlur(lum, (0, 0), 2.5 * pip) - cv2.GaussianBlur(lum, (0, 0), 0.7 * pip)
+    noise = float(np.median(np.abs(response))) * 1.4826 + 1.0
+    threshold = max(PIP_CONTRAST, 6 * noise)
+    size = 2 * int(1.5 * pip) + 1
+    peaks = (response > threshold) & (response >= cv2.dilate(response, np.ones((size, size), np.uint8))) & free
+    ys, xs = np.nonzero(peaks)
+    if len(xs) == 0 or len(xs) > 400:
         return
-    # every blob pixel goes to the seed it lies deepest inside: distance to the seed minus
-    # the seed's inscribed radius (a power diagram), so a big die is not halved by a small one
-    seeds = [(*np.argwhere(markers == k)[0], k) for k in range(1, n)]
-    ys, xs = np.mgrid[0:h, 0:w]
-    cost = np.stack([np.hypot(ys - y, xs - x) - dist[y, x] for y, x, _ in seeds])
-    markers = np.where(mask8 > 0, np.argmin(cost, axis=0) + 1, 0)
-    for label in range(1, n):
-        part = markers == label
-        if part.sum() < 0.2 * expected * expected:
+    # a pip is dark all round: brighter face on every side (a step edge is dark on one side only)
+    h, w = lum.shape
+    turns = np.linspace(0, 2 * np.pi, 8, endpoint=False)
+    around_x = np.clip(np.round(xs[:, None] + 2.2 * pip * np.cos(turns)), 0, w - 1).astype(int)
+    around_y = np.clip(np.round(ys[:, None] + 2.2 * pip * np.sin(turns)), 0, h - 1).astype(int)
+    ringed = (lum[around_y, around_x] - lum[ys, xs][:, None]).min(axis=1) > PIP_CONTRAST / 2
+    xs, ys = xs[ringed], ys[ringed]
+    if len(xs) == 0:
+        return
+    pts = np.column_stack([xs, ys]).astype(np.float32)
+    group = _groups(pts, PIP_LINK * expected)
+    grad = cv2.GaussianBlur(_gradient(lab), (0, 0), 1.0)
+    grad_level = float(np.median(grad)) + 1.0
+    for g in np.unique(group):
+        members = pts[group == g]
+        spread = float(np.max(np.hypot(*(members[:, None, :] - members[None, :, :]).transpose(2, 0, 1))))
+        centre = members.mean(axis=0)
+        angle = 0.0
+        if len(members) >= 2:
+            (_, _), (rw, rh), rangle = cv2.minAreaRect(members)
+            angle = rangle if len(members) >= 4 else rangle - 45.0
+        side = FACE_OF_BLOB * expected
+        if len(members) > 6 or spread > 0.9 * side:
+            side = max(side, spread / 0.8)
+            flags = (STACKED,)
+        else:
+            flags = ()
+        # the die's outline: edges on a ring half a face out from the pips' centre
+        ring = np.zeros((h, w), np.uint8)
+        cv2.circle(ring, (int(round(centre[0])), int(round(centre[1]))), int(round(0.55 * side)), 1,
+                   max(1, int(0.12 * side)))
+        ring_edges = float(grad[ring > 0].mean()) if ring.any() else 0.0
+        if ring_edges < RING_EDGE * grad_level:
             continue
-        fill, aspect, _ = _squareness(part)
-        ratio = part.sum() / (expected * expected)
-        flags = ()
-        if ratio > SINGLE_MAX_AREA * 1.2 or fill < 0.6:
-            flags = (STACKED,)     # still more than one die, or dice overlapping
-        elif aspect > SPLIT_EDGE_ASPECT:
-            flags = (EDGE,)        # a cut along a seam leaves some slack, a leaning die more
-        yield (part, blob.x0, blob.y0), flags
+        box = cv2.boxPoints(((float(centre[0]), float(centre[1])), (side, side), angle))
+        mask = np.zeros((h, w), np.uint8)
+        cv2.fillPoly(mask, [np.int32(np.round(box))], 1)
+        if not flags and not _plain_face(lum, centre, side, angle):
+            continue  # marks everywhere: a textured table (wood grain, print), not a die's face
+        x0, y0 = max(0, int(box[:, 0].min())), max(0, int(box[:, 1].min()))
+        x1, y1 = min(w, int(box[:, 0].max()) + 1), min(h, int(box[:, 1].max()) + 1)
+        yield (mask[y0:y1, x0:x1].astype(bool), x0, y0), flags
+
+
+def _plain_face(lum: np.ndarray, centre, side: float, angle: float) -> bool:
+    """True when the face around a pip group is one even plastic apart from its dark pips."""
+    inner = np.zeros(lum.shape, np.uint8)
+    box = cv2.boxPoints(((float(centre[0]), float(centre[1])), (0.7 * side, 0.7 * side), angle))
+    cv2.fillPoly(inner, [np.int32(np.round(box))], 1)
+    values = lum[inner > 0]
+    if len(values) < 9:
+        return False
+    body = float(np.median(values))
+    plastic = values[values > body - PIP_CONTRAST / 2]
+    low, high = np.percentile(plastic, (10, 90))
+    return high - low < FACE_EVENNESS
+
+
+def _groups(pts: np.ndarray, link: float) -> np.ndarray:
+    """Single-linkage groups of points closer than `link`: a label per point."""
+    n = len(pts)
+    label = np.arange(n)
+    near = np.hypot(*(pts[:, None, :] - pts[None, :, :]).transpose(2, 0, 1)) < link
+    changed = True
+    while changed:
+        new = np.array([label[near[i]].min() for i in range(n)])
+        changed = bool((new != label).any())
+        label = new
+    return label
 
 
 # --- candidates -----------------------------------------------------------------------------------
