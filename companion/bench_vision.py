@@ -8,6 +8,9 @@ Sets (each printed as one row of a Markdown table):
                       stacked, cut by the frame or outside the tray
   synthetic pictures  sets with a paco, skull or emblem face that the reader was not taught:
                       those faces must be flagged, never counted
+  synthetic calibrated  boxed-set tables (paco on the ace), each calibrated first the way
+                      `companion calibrate` does (empty tray, then dice showing the paco): the
+                      taught paco must now be read
   <name> test split / <name> all
                       every real set found as DATA/*/truth.jsonl (default ../shared/data); the
                       author's test split when the set has author_split.txt
@@ -37,7 +40,7 @@ from pathlib import Path
 HELP = "dice reader: accuracy on synthetic and real photo sets, and speed"
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data"
-SETS = ("plain", "hard", "pictures", "real", "speed")
+SETS = ("plain", "hard", "pictures", "calibrated", "real", "speed")
 SPEED_DICE = (6, 15, 30)
 
 
@@ -92,10 +95,11 @@ class Score:
         }
 
 
-def score_photo(truth: list[dict], reading) -> dict:
+def score_photo(truth: list[dict], reading, taught: bool = False) -> dict:
     """Compare one reading with the truth: per-die outcomes, extras, and whether the photo is exact.
 
-    Truth dice are dicts with face, bbox [x, y, w, h], center, size, flags and picture."""
+    Truth dice are dicts with face, bbox [x, y, w, h], center, size, flags and picture. With
+    `taught`, picture faces were taught to the reader, so flagging one is no longer right."""
     dice = list(reading.dice)
     pairs = []
     for ti, t in enumerate(truth):
@@ -124,7 +128,7 @@ def score_photo(truth: list[dict], reading) -> dict:
         elif d is None:
             outcome = "missed"
         elif _flagged(d):
-            outcome = "right" if t.get("picture") else "flagged"
+            outcome = "right" if t.get("picture") and not taught else "flagged"
         elif d.face == t["face"]:
             outcome = "right"
         else:
@@ -240,7 +244,7 @@ class _Failures:
     def add(self, set_name, source, image, reading, result, error=None):
         if self.file is None:
             return
-        record = {"set": set_name, **source}
+        record = {"set": set_name, **{k: v for k, v in source.items() if k != "calibration_object"}}
         if error:
             record["error"] = error
         else:
@@ -281,7 +285,7 @@ def _short_truth(t):
     return {k: t[k] for k in ("face", "center", "size", "flags", "picture", "bbox") if k in t}
 
 
-def _evaluate(name, items, failures, progress):
+def _evaluate(name, items, failures, progress, taught=False):
     """items yields (source dict, image, truth list, view); an image that fails to load is an Exception."""
     from vision.reader import read_tray
 
@@ -293,14 +297,14 @@ def _evaluate(name, items, failures, progress):
             if isinstance(image, Exception):
                 raise image
             started = time.perf_counter()
-            reading = read_tray(image, view=view)
+            reading = read_tray(image, view=view, calibration=source.get("calibration_object"))
             score.times.append((time.perf_counter() - started) * 1000)
         except Exception as problem:      # a crash is a finding to report, not a reason to stop
             score.crashed += 1
             score.missed += len(truth)
             failures.add(name, source, None, None, None, error=f"{type(problem).__name__}: {problem}")
             continue
-        result = score_photo(truth, reading)
+        result = score_photo(truth, reading, taught)
         for t, d, outcome in result["outcomes"]:
             if outcome in ("right", "wrong", "missed"):
                 setattr(score, outcome, getattr(score, outcome) + 1)
@@ -314,6 +318,42 @@ def _evaluate(name, items, failures, progress):
             failures.add(name, source, image, reading, result)
         progress(score)
     return score
+
+
+def _calibrated_items(seed, n_dice, tables):
+    """Photos of `tables` boxed-set tables, each read with the calibration learned from its own
+    empty-tray photo and a photo of six dice showing the paco to the camera."""
+    from vision import synth
+    from vision.calibration import Calibration, learn_dice, learn_tray, teach_face
+
+    per_table = -(-n_dice // tables)
+    for table in range(tables):
+        scene = seed * 100 + table
+        view = "above" if table % 2 == 0 else "below"
+        cal = Calibration()
+        empty = {"seed": scene, "n_dice": 0, "scene_seed": scene, "view": view}
+        paco_up = 1 if view == "above" else 6          # from below the paco shows with the 6 up
+        lesson = {"seed": scene + 1, "n_dice": 6, "scene_seed": scene, "view": view, "picture_faces": "paco",
+                  "faces": [paco_up] * 6, "clusters": 0.0}
+        try:
+            learn_tray(cal, synth.render_tray(**empty)[0])
+            _, crops = learn_dice(cal, synth.render_tray(**lesson)[0], face=1)
+            teach_face(cal, 1, crops)
+        except Exception as problem:      # a calibration that fails is a finding, like a crash
+            cal = problem
+        shown, index = 0, 0
+        while shown < per_table:
+            n = 6 + (index * 7) % 20
+            spec = {"seed": scene * 1000 + index, "n_dice": n, "view": view, "picture_faces": "paco",
+                    "scene_seed": scene}
+            image, truth = synth.render_tray(**spec)
+            source = {"render_tray": spec, "calibrated_from": {"empty_tray": empty, "paco_lesson": lesson}}
+            if isinstance(cal, Exception):
+                yield source, cal, list(truth), view
+            else:
+                yield {**source, "calibration_object": cal}, image, list(truth), view
+            shown += n
+            index += 1
 
 
 def _synthetic_items(specs):
@@ -373,6 +413,10 @@ def run(args: argparse.Namespace) -> int:
                 count = n_dice if kind != "pictures" else max(100, n_dice // 4)
                 specs = synthetic_specs(kind, args.seed, count)
                 rows.append(_evaluate(f"synthetic {kind}", _synthetic_items(specs), failures, progress).row())
+        if "calibrated" in parts:
+            count = max(100, n_dice // 4)
+            items = _calibrated_items(args.seed, count, 2 if args.quick else 6)
+            rows.append(_evaluate("synthetic calibrated", items, failures, progress, taught=True).row())
         if "real" in parts:
             sets = real_sets(args.data, args.quick)
             if not sets:
