@@ -49,3 +49,13 @@ def test_edge_die_counted_and_outside_die_counted_are_wrong():
     dice = [_as_read(t, flags=[]) for t in truth]
     result = score_photo(truth, Reading("above", tuple(dice)))
     assert result["ok_wrong"]                                       # an edge die must send the photo to check
+
+
+def test_flagging_a_picture_face_is_right_only_until_it_is_taught():
+    _, truth = synth.render_tray(7, 6, picture_faces="paco", faces=[1, 1, 2, 3, 4, 5])
+    dice = [_as_read(t, flags=["unreadable"]) if t["picture"] else _as_read(t) for t in truth]
+    reading = Reading("above", tuple(dice))
+    untaught = [o for _, _, o in score_photo(truth, reading)["outcomes"]]
+    taught = [o for _, _, o in score_photo(truth, reading, taught=True)["outcomes"]]
+    assert untaught == ["right"] * 6
+    assert taught == ["flagged", "flagged", "right", "right", "right", "right"]
