@@ -162,8 +162,10 @@ def render_tray(
         raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
     if picture_faces not in PICTURE_SETS:
         raise ValueError(f"picture_faces must be one of {sorted(k for k in PICTURE_SETS if k)} or None")
-    if faces is not None and len(faces) != n_dice:
-        raise ValueError("faces must give one top face per die")
+    if n_dice < 0:
+        raise ValueError("n_dice must be 0 or more")
+    if faces is not None and (len(faces) != n_dice or any(f not in _PIPS for f in faces)):
+        raise ValueError("faces must give one top face (1-6) per die")
     if colours is not None and not set(colours) <= set(COLOURS):
         raise ValueError(f"unknown colour in {colours}; use {COLOURS}")
     scene_rng = np.random.default_rng([seed if scene_seed is None else scene_seed, 11])
@@ -400,18 +402,18 @@ def _seat_zones(scene, n):
 
 
 class _Layout:
-    """Places dice without overlap: footprints (near and far squares) kept apart by SAT."""
+    """Places dice without overlap: each die's footprint square is kept apart from the others'
+    (separating-axis test), with `cluster_p` of them put deliberately side by side."""
 
     def __init__(self, scene, rng):
         self.scene = scene
         self.rng = rng
         self.boxes: list[tuple[np.ndarray, float, float]] = []   # (center, angle, half-extent)
-        self.flat: list[tuple[np.ndarray, float, float]] = []    # plain dice that may carry another
 
     def find(self, kind, s, cluster_p, zone=None):
         scene, rng = self.scene, self.rng
         w, h = scene.width, scene.height
-        for attempt in range(300):
+        for _ in range(300):
             angle = rng.uniform(0, 360)
             if kind == "cut":
                 center = self._edge_spot(s)
@@ -438,8 +440,6 @@ class _Layout:
             if any(_gap(center, angle, half, c, a, hh) < 1.0 for c, a, hh in self.boxes):
                 continue
             self.boxes.append((center, angle % 360, half))
-            if kind == "plain":
-                self.flat.append((center, angle % 360, half))
             return center, angle % 360
         return None
 

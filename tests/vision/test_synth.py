@@ -176,6 +176,8 @@ def test_reveal_can_stand_dice_on_edge_and_show_an_empty_tray():
     lambda: synth.render_tray(1, 3, view="sideways"),
     lambda: synth.render_tray(1, 3, picture_faces="unicorn"),
     lambda: synth.render_tray(1, 3, faces=[1, 2]),
+    lambda: synth.render_tray(1, 2, faces=[1, 7]),
+    lambda: synth.render_tray(1, -1),
     lambda: synth.render_tray(1, 3, colours=["pink"]),
     lambda: synth.render_tray(1, 3, edge=2, stacked=1),
     lambda: synth.render_tray(1, 40, die_px=(250, 260)),
