@@ -19,6 +19,7 @@ DARK_LEVEL = 24        # grey level that even the brightest 0.5 % of a readable 
 _JPEG_START = b"\xff\xd8"
 _PNG_START = b"\x89PNG\r\n\x1a\n"
 _PNG_END = b"IEND\xaeB`\x82"
+_HEIF_BRANDS = {b"ftyp" + brand for brand in (b"heic", b"heix", b"hevc", b"heim", b"heis", b"mif1", b"msf1", b"avif")}
 
 
 def load_image(path_or_bytes: str | os.PathLike | bytes | bytearray | memoryview) -> np.ndarray:
@@ -28,6 +29,9 @@ def load_image(path_or_bytes: str | os.PathLike | bytes | bytearray | memoryview
         raise ImageError(f"{name}: the file is empty")
     _check_complete(name, data)
     image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_COLOR)
+    if image is None and data[4:12] in _HEIF_BRANDS:
+        raise ImageError(f"{name}: a HEIC/HEIF photo (an iPhone's default), which cannot be read here: "
+                         "take it as JPEG (Settings > Camera > Formats > Most Compatible) or convert it")
     if image is None:
         raise ImageError(f"{name}: not an image, or the image data is corrupt")
     check_image(image, name)

@@ -67,6 +67,12 @@ def test_non_images_are_refused(data, message):
         load_image(data)
 
 
+def test_iphone_heic_photo_gets_advice():
+    heic = b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(500)
+    with pytest.raises(ImageError, match="HEIC.*JPEG"):
+        load_image(heic)
+
+
 def test_missing_file_and_folder_are_refused(tmp_path):
     with pytest.raises(ImageError, match="no such file"):
         load_image(tmp_path / "nope.jpg")
