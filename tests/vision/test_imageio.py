@@ -1,6 +1,8 @@
 """Loading photos: usable pictures decode to BGR; anything else is a clear ImageError, never a count."""
 from __future__ import annotations
 
+import struct
+
 import cv2
 import numpy as np
 import pytest
@@ -38,6 +40,19 @@ def test_grey_png_comes_back_as_three_channels():
 def test_real_photo_loads(byler_truth):
     row = byler_truth[0]
     assert load_image(row["path"]).shape == (row["height"], row["width"], 3)
+
+
+def test_phone_photo_taken_sideways_is_turned_upright():
+    """Phones store the picture as shot and a tag saying how to turn it (EXIF orientation 6: 90°)."""
+    picture = np.zeros((200, 300, 3), np.uint8)
+    picture[:, :150] = 255                                        # left half white
+    picture[::7] = 90
+    jpeg = cv2.imencode(".jpg", picture)[1].tobytes()
+    tiff = b"MM\x00*" + struct.pack(">IH", 8, 1) + struct.pack(">HHIHH", 0x0112, 3, 1, 6, 0) + bytes(4)
+    exif = b"\xff\xe1" + struct.pack(">H", 8 + len(tiff)) + b"Exif\x00\x00" + tiff
+    upright = load_image(jpeg[:2] + exif + jpeg[2:])
+    assert upright.shape == (300, 200, 3)
+    assert upright[:20].mean() > 200 and upright[-20:].mean() < 60     # the white half is now on top
 
 
 def test_data_after_the_jpeg_end_is_accepted(tray_jpeg):
