@@ -31,6 +31,7 @@ RING_EDGE = 4.0              # a pip-found die's outline edges against the photo
 BIG_DIE_AREA = 3.0           # ...and a square, convex one up to this many (a big die among small)
 MAX_HOLE_FRACTION = 0.15     # holes filled up to this side (fraction of the short side)
 SPLIT_ASPECT = 1.45          # longest a die cut out of a cluster may be (the cut is rough)
+BAND_ASPECT = 3.5            # a blob longer than this and filling its rectangle is a band, not dice
 EDGE_ASPECT = 1.3            # a lone die whose outline is longer than this is on an edge / leaning
 
 
@@ -323,6 +324,8 @@ def _split(blob: _Blob, expected: float, lum: np.ndarray):
     width = min(rect[1])
     if area_ratio < 0.25 or width < 0.5 * expected or _thickness(blob.mask) < 0.3 * expected:
         return  # far too small or thin for a die: a speck, a line, the tray's rim
+    if aspect > BAND_ASPECT and fill > 0.85:
+        return  # a straight even band: a tray's rim, a ruler, a pencil (dice in a row leave notches)
     if _plain(blob, lum):
         return  # a plain patch (glare, a shadow's edge, a button, a coin): every die face carries marks
     solid = _solidity(blob.mask)

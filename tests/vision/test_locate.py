@@ -128,3 +128,44 @@ def test_touching_dice_on_a_real_photo_are_split(byler_truth):
 def test_unusable_input_raises_image_error(bad):
     with pytest.raises(ImageError):
         find_dice(bad)
+
+
+@pytest.mark.parametrize("name", ["IMG_20191208_112209.jpg", "IMG_20191209_095652.jpg",
+                                  "IMG_20191209_100121.jpg"])
+def test_white_dice_on_the_white_board_are_found_by_their_pips(byler_truth, name):
+    # white dice on a white board barely differ in colour from it: their pips and outline must
+    # find them, and a photo that is not read exactly once per die must at least be flagged
+    row = next(r for r in byler_truth if r["image"].endswith(name))
+    found = find_dice(cv2.imread(row["path"]))
+    hits = []
+    for die in row["dice"]:
+        x, y, w, h = die["bbox"]
+        hits.append(sum(1 for c in found if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h))
+    assert all(h >= 1 for h in hits), f"{name}: dice missed: {hits}"
+    exact = all(h == 1 for h in hits) and len(found) == len(row["dice"])
+    assert exact or any(c.flags for c in found)
+
+
+def test_candidates_closer_than_a_die_side_are_flagged_stacked():
+    # two dice lying flat cannot overlap: centres closer than a side mean one die on another
+    # (or one die cut in two), so both are flagged instead of counted
+    from vision.locate import _flag_crowded
+    from vision.types import Candidate, STACKED
+
+    def die(x, y):
+        return Candidate(center=(x, y), size=40.0, angle=0.0,
+                         corners=((x - 20, y - 20), (x + 20, y - 20), (x + 20, y + 20), (x - 20, y + 20)),
+                         colour="red")
+    touching, apart = die(100, 100), die(141, 100)
+    on_top = die(120, 210)
+    under = die(130, 200)
+    flagged = _flag_crowded([touching, apart, on_top, under])
+    assert [STACKED in c.flags for c in flagged] == [False, False, True, True]
+
+
+def test_a_tray_of_touching_dice_is_cut_into_one_candidate_per_die():
+    image, truth = synth.render_tray(11, 15, clusters=1.0)
+    found = find_dice(image)
+    for die in truth:
+        assert len(matches(die, found)) == 1
+    assert all(not c.flags for c in found)
