@@ -437,7 +437,7 @@ class _Layout:
                 half = s / 2
             if not self._fits(kind, center, s, half, zone):
                 continue
-            if any(_gap(center, angle, half, c, a, hh) < 1.0 for c, a, hh in self.boxes):
+            if self.boxes and _gaps(center, angle, half, self.boxes).min() < 1.0:
                 continue
             self.boxes.append((center, angle % 360, half))
             return center, angle % 360
@@ -472,16 +472,20 @@ class _Layout:
 
 def _gap(c1, a1, h1, c2, a2, h2):
     """Lower bound on the distance between two squares (centre, angle, half side), by SAT."""
-    best = -1e9
-    for a in (a1, a2):
-        for k in (0, 90):
-            t = math.radians(a + k)
-            axis = np.array([math.cos(t), math.sin(t)])
-            d = abs(float(np.dot(c2 - c1, axis)))
-            r1 = h1 * (abs(math.cos(math.radians(a1 - a - k))) + abs(math.sin(math.radians(a1 - a - k))))
-            r2 = h2 * (abs(math.cos(math.radians(a2 - a - k))) + abs(math.sin(math.radians(a2 - a - k))))
-            best = max(best, d - r1 - r2)
-    return best
+    return float(_gaps(c1, a1, h1, [(c2, a2, h2)])[0])
+
+
+def _gaps(c1, a1, h1, boxes):
+    """`_gap` from one square to each of `boxes` at once."""
+    centres = np.array([b[0] for b in boxes], float).reshape(-1, 2)
+    angles = np.array([b[1] for b in boxes], float)
+    halves = np.array([b[2] for b in boxes], float)
+    axes = np.radians(np.stack([np.full_like(angles, a1), np.full_like(angles, a1 + 90), angles, angles + 90], 1))
+    d = np.abs((centres[:, 0] - c1[0])[:, None] * np.cos(axes) + (centres[:, 1] - c1[1])[:, None] * np.sin(axes))
+    spread = lambda a: np.abs(np.cos(a)) + np.abs(np.sin(a))      # noqa: E731
+    r1 = h1 * spread(math.radians(a1) - axes)
+    r2 = halves[:, None] * spread(np.radians(angles)[:, None] - axes)
+    return (d - r1 - r2).max(axis=1)
 
 
 def _stacked_pair(placed, rng, scene, s, faces, palette):
@@ -693,8 +697,7 @@ def _draw(scene, scene_rng, rng, dice, *, jpeg, blur, noise, keystone):
     for layer in sorted({d.layer for d in order}, reverse=scene.view == "below"):
         group = [d for d in order if d.layer == layer]
         if scene.view == "above":
-            for die in group:
-                _draw_shadow(canvas, scene, die)
+            _draw_shadows(canvas, scene, group)
         for die in group:
             _draw_die(canvas, scene, rng, die)
     _light(canvas, scene, scene_rng)
@@ -859,19 +862,24 @@ def _distractors(canvas, scene, rng, dice):
         patch[:] = patch * (1 - a) + tone * a
 
 
-def _draw_shadow(canvas, scene, die):
-    s = float(np.linalg.norm(die.faces[0].matrix[:, 0]))
-    offset = -scene.light * s * scene.shadow
-    pts = np.vstack([die.far, die.far + offset])
-    hull = cv2.convexHull(pts.astype(np.float32)).reshape(-1, 2)
-    soft = max(1.0, s * 0.12)
-    x0, y0, x1, y1 = _box(hull, 3 * soft, canvas.shape)
-    if x1 <= x0 or y1 <= y0:
+def _draw_shadows(canvas, scene, dice):
+    """Soft shadows cast away from the light, drawn together on a quarter-size mask and blurred once."""
+    if not dice:
         return
-    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
-    cv2.fillPoly(mask, [_fix(hull - (x0, y0))], 255, cv2.LINE_AA, _SHIFT)
-    mask = cv2.GaussianBlur(mask, (0, 0), soft)
-    canvas[y0:y1, x0:x1] *= (1 - 0.45 * mask.astype(np.float32) / 255)[..., None]
+    h, w = canvas.shape[:2]
+    small = (max(8, w // 4), max(8, h // 4))
+    scale = np.array([small[0] / w, small[1] / h])
+    mask = np.zeros(small[::-1], np.uint8)
+    sizes = []
+    for die in dice:
+        s = float(np.linalg.norm(die.faces[0].matrix[:, 0]))
+        pts = np.vstack([die.far, die.far - scene.light * s * scene.shadow])
+        hull = cv2.convexHull(pts.astype(np.float32)).reshape(-1, 2)
+        cv2.fillPoly(mask, [_fix(hull * scale)], 255, cv2.LINE_AA, _SHIFT)
+        sizes.append(s)
+    mask = cv2.GaussianBlur(mask, (0, 0), max(0.6, float(np.median(sizes)) * 0.12 * scale[0]))
+    shade = 1 - 0.45 * cv2.resize(mask, (w, h), interpolation=cv2.INTER_LINEAR).astype(np.float32) / 255
+    canvas *= shade[..., None]
 
 
 def _box(points, pad, shape):
