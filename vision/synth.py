@@ -470,13 +470,9 @@ class _Layout:
         return in_frame and inside_floor > reach
 
 
-def _gap(c1, a1, h1, c2, a2, h2):
-    """Lower bound on the distance between two squares (centre, angle, half side), by SAT."""
-    return float(_gaps(c1, a1, h1, [(c2, a2, h2)])[0])
-
-
 def _gaps(c1, a1, h1, boxes):
-    """`_gap` from one square to each of `boxes` at once."""
+    """Lower bound on the distance from one square (centre, angle, half side) to each of `boxes`,
+    by the separating-axis test."""
     centres = np.array([b[0] for b in boxes], float).reshape(-1, 2)
     angles = np.array([b[1] for b in boxes], float)
     halves = np.array([b[2] for b in boxes], float)
@@ -489,30 +485,35 @@ def _gaps(c1, a1, h1, boxes):
 
 
 def _stacked_pair(placed, rng, scene, s, faces, palette):
-    """A die resting on another: both must be re-rolled, so both carry the `stacked` flag."""
-    spot = placed.find("plain", s, 0.0)
-    if spot is None:
-        return None
-    center, angle = spot
-    lower = _flat_die(rng, scene, center, angle, s, int(faces[0]), *palette[0])
-    # one die higher up: seen bigger from above, smaller from below, and shifted off-centre
+    """A die resting on another: both must be re-rolled, so both carry the `stacked` flag.
+
+    The upper die sits off-centre; seen from below it hides behind the lower one, so there it
+    is shifted further, enough to stick out past it (a die wholly hidden could not be seen)."""
     grow = 1 + s / scene.focal
-    lift = grow if scene.view == "above" else 1 / grow
-    lower_box = placed.boxes[-1]
-    for _ in range(50):
-        heading = rng.uniform(0, 2 * math.pi)
-        offset = rng.uniform(0.12, 0.38) * s * np.array([math.cos(heading), math.sin(heading)])
-        top_center = scene.principal + (center + offset - scene.principal) * lift
-        box = (top_center, 0.0, s * lift * 0.72)
-        if all(_gap(*box, *other) >= 1.0 for other in placed.boxes if other is not lower_box):
-            break
-    else:
-        top_center, box = center, (center, 0.0, s * lift * 0.72)
-    upper = _flat_die(rng, scene, top_center, rng.uniform(0, 360), s * lift, int(faces[1]), *palette[1], layer=1)
-    placed.boxes.append(box)
-    for die in (lower, upper):
-        die.truth["flags"].append("stacked")
-    return [lower, upper]
+    lift = grow if scene.view == "above" else 1 / grow          # higher up: bigger from above
+    shift = (0.15, 0.4) if scene.view == "above" else (0.32, 0.45)
+    for _ in range(20):
+        spot = placed.find("plain", s, 0.0)
+        if spot is None:
+            return None
+        center, angle = spot
+        lower_box = placed.boxes[-1]
+        for _ in range(30):
+            heading = rng.uniform(0, 2 * math.pi)
+            offset = rng.uniform(*shift) * s * np.array([math.cos(heading), math.sin(heading)])
+            top_center = center + offset          # as seen: off the lower die's centre by that much
+            box = (top_center, 0.0, s * lift * 0.72)
+            others = [b for b in placed.boxes if b is not lower_box]
+            if not others or _gaps(top_center, 0.0, s * lift * 0.72, others).min() >= 1.0:
+                lower = _flat_die(rng, scene, center, angle, s, int(faces[0]), *palette[0])
+                upper = _flat_die(rng, scene, top_center, rng.uniform(0, 360), s * lift, int(faces[1]),
+                                  *palette[1], layer=1)
+                placed.boxes.append(box)
+                for die in (lower, upper):
+                    die.truth["flags"].append("stacked")
+                return [lower, upper]
+        placed.boxes.pop()          # this die's spot leaves no room for one on top: try another
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -623,6 +624,8 @@ def _new_die(rng, scene, faces, near, far, quads, colour, style, layer):
     body, pips = _BODY[colour]
     jitter = rng.normal(0, 6, 3)
     body = tuple(int(np.clip(c + j, 0, 255)) for c, j in zip(body, jitter))
+    if not scene.hard:
+        pips = pips[:2]         # dark-red pips on black dice only in hard scenes
     pip = pips[int(rng.integers(len(pips)))]
     marble = None
     if style == "marbled":     # a swirl of a second colour that keeps the pips as clear as the body does
@@ -803,7 +806,7 @@ def _texture(rng, material, small):
 def _room(rng, small):
     w, h = small
     tex = np.empty((h, w, 3), np.float32)
-    tex[:] = np.array((60, 62, 66), np.float32) * rng.uniform(0.6, 1.6)
+    tex[:] = np.array((60, 62, 66), np.float32) * rng.uniform(0.35, 1.0)     # far and dim: lit from below, dice stand out
     blobs = cv2.resize(rng.normal(0, 1, (4, 5)).astype(np.float32), (w, h), interpolation=cv2.INTER_CUBIC)
     tex += (blobs * 18)[..., None]
     for _ in range(int(rng.integers(0, 3))):   # a ceiling lamp, far out of focus
@@ -906,11 +909,10 @@ def _draw_die(canvas, scene, rng, die):
     cv2.fillPoly(shade, [_fix(silhouette - origin)], 0.45, cv2.LINE_AA, _SHIFT)
     for quad, value in die.quads:
         cv2.fillPoly(shade, [_fix(quad - origin)], value, cv2.LINE_AA, _SHIFT)
-    top = 1.0 if scene.view == "above" else 0.92
     for part, light in die.tops or [(die.near, 1.0)]:
-        cv2.fillPoly(shade, [_fix(part - origin)], top * light, cv2.LINE_AA, _SHIFT)
+        cv2.fillPoly(shade, [_fix(part - origin)], light, cv2.LINE_AA, _SHIFT)
     if not die.tops:
-        _bevel(shade, die.faces[0], origin, scene.light, top)
+        _bevel(shade, die.faces[0], origin, scene.light)
     layer = (layer.astype(np.float32) * shade[..., None])
     layer = np.clip(layer, 0, 255).astype(np.uint8)
     style = _pip_style(rng)
@@ -951,7 +953,7 @@ def _ghost_marks(layer, die, origin, style, light):
     cv2.addWeighted(layer, 0.75, marks, 0.25, 0, dst=layer)
 
 
-def _bevel(shade, face, origin, light, top):
+def _bevel(shade, face, origin, light):
     """The near face's rounded edges: lit on the side towards the light, dark on the far side,
     and the face itself a touch brighter towards the light."""
     s = float(np.linalg.norm(face.matrix[:, 0]))
@@ -969,7 +971,7 @@ def _bevel(shade, face, origin, light, top):
         b = face.center - origin + corners[(i + 1) % 4] @ face.matrix.T
         normal = (a + b) / 2 - (face.center - origin)
         normal /= np.linalg.norm(normal) + 1e-9
-        tone = top * (0.9 + 0.25 * float(np.dot(normal, light)))
+        tone = 0.9 + 0.25 * float(np.dot(normal, light))
         cv2.line(shade, tuple(_fix(a)), tuple(_fix(b)), float(tone), width, cv2.LINE_AA, _SHIFT)
 
 

@@ -115,6 +115,16 @@ def test_awkward_dice_carry_their_flags():
         assert 0 <= x < w and 0 <= y < h
 
 
+def test_a_stacked_die_seen_from_below_sticks_out_past_the_one_under_it():
+    """From below the lower die hides the upper one: it must overhang, or no camera could see it."""
+    for seed in range(8):
+        _, truth = synth.render_tray(seed, 6, stacked=2, view="below")
+        pairs = [d for d in truth if "stacked" in d["flags"]]
+        assert len(pairs) == 4
+        for lower, upper in zip(pairs[::2], pairs[1::2]):
+            assert np.hypot(*np.subtract(lower["center"], upper["center"])) > 0.3 * lower["size"]
+
+
 def test_outside_dice_lie_off_the_tray_floor():
     _, truth = synth.render_tray(6, 10, outside=3)
     floor = np.array(truth.scene["tray"], np.float32)
