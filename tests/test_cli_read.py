@@ -27,7 +27,7 @@ def companion(*args, cwd=None):
 def photos(tmp_path_factory):
     """Two synthetic tray photos (JPEG from above, PNG from below), a text file and a cut-off JPEG."""
     folder = tmp_path_factory.mktemp("photos")
-    above, _ = synth.render_tray(31, 8)
+    above, _ = synth.render_tray(31, 8, colours=["red", "blue", "yellow", "white"])
     below, _ = synth.render_tray(32, 6, view="below")
     cv2.imwrite(str(folder / "above.jpg"), above)
     cv2.imwrite(str(folder / "below.png"), below)
@@ -107,6 +107,18 @@ def test_annotate_several_photos_into_a_folder_or_template(photos, tmp_path):
     run = companion("read", photos / "above.jpg", photos / "below.png", "--annotate", tmp_path / "t" / "{index}-{stem}.jpg")
     assert run.returncode == 0, run.stderr
     assert cv2.imread(str(tmp_path / "t" / "2-below.jpg")) is not None
+
+
+def test_calibration_file_maps_colours_to_seats(photos, tmp_path):
+    from vision.calibration import Calibration
+
+    cal = tmp_path / "table-cal.json"
+    Calibration(seats={"red": "Ana", "blue": "Ben"}).save(cal)
+    run = companion("read", photos / "above.jpg", "--json", "--calibration", cal)
+    assert run.returncode == 0, run.stderr
+    dice = json.loads(run.stdout)["dice"]
+    assert all(d["seat"] == {"red": "Ana", "blue": "Ben"}.get(d["colour"]) for d in dice)
+    assert {"Ana", "Ben"} & {d["seat"] for d in dice}
 
 
 @pytest.mark.parametrize("args, message", [
