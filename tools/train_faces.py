@@ -352,7 +352,7 @@ def features(crops: np.ndarray) -> np.ndarray:
     return np.stack([faces.net_input(c) for c in crops]).transpose(0, 3, 1, 2).copy()
 
 
-def build_training_set(seed: int) -> tuple[np.ndarray, np.ndarray]:
+def build_training_set(seed: int, byler_variants: int = 12) -> tuple[np.ndarray, np.ndarray]:
     """All training crops (CANON x CANON BGR, as cut at runtime) and labels, from a seed."""
     rng = np.random.default_rng(seed)
     t0 = time.time()
@@ -364,7 +364,7 @@ def build_training_set(seed: int) -> tuple[np.ndarray, np.ndarray]:
     labels += more_labels
     print(f"cut {len(more)} dice from vision.synth trays in {time.time() - t0:.0f}s", flush=True)
     if BYLER.exists():
-        more, more_labels = byler_samples("train", variants=12, rng=rng)
+        more, more_labels = byler_samples("train", variants=byler_variants, rng=rng)
         crops += more
         labels += more_labels
         print(f"cut {len(more)} byler-d6 train-split crops", flush=True)
@@ -452,7 +452,7 @@ def cmd_train(args) -> None:
             crops, y = data["crops"], data["y"]
         print(f"loaded {len(crops)} crops from {cache}")
     else:
-        crops, y = build_training_set(args.seed)
+        crops, y = build_training_set(args.seed, args.byler_variants)
         if cache:
             np.savez(cache, crops=crops, y=y)
     x = features(crops)
@@ -571,8 +571,10 @@ def main(argv=None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train")
     train.add_argument("--seed", type=int, default=7)
-    train.add_argument("--epochs", type=int, default=12)
+    train.add_argument("--epochs", type=int, default=30)
     train.add_argument("--cache", help="keep/reuse the built training set in this .npz file")
+    train.add_argument("--byler-variants", type=int, default=12,
+                       help="jittered cuts of each byler-d6 train-split die")
     train.add_argument("--out", default=str(faces.MODEL_PATH))
     evaluate = sub.add_parser("evaluate")
     evaluate.add_argument("--seed", type=int, default=7)

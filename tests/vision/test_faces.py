@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision import faces, synth
+from vision import faces, locate, synth
 from vision.types import Candidate
 
 def candidate(corners) -> Candidate:
@@ -79,6 +79,23 @@ def test_taught_picture_face_reads_as_its_value(picture_faces, face):
     for die, read in zip(dice, reads):
         assert read.value == die["seen"], (die, read)
         assert read.kind == ("picture" if die["picture"] else "pips")
+
+
+def test_teaching_through_the_locator_like_calibrate_does():
+    """`companion calibrate --face 1` path: dice found by vision.locate in a photo of pacos, their
+    face crops taught, then a reveal photo read from the locator's candidates."""
+    lesson, _ = paco_tray(40, n=5)
+    found = locate.find_dice(lesson)
+    calibration = {"faces": {"1": faces.teach([faces.face_crop(lesson, c.corners) for c in found], 1)}}
+    image, truth = synth.render_tray(41, 8, picture_faces="paco", faces=[1, 1, 2, 3, 4, 5, 6, 1], clusters=0.0)
+    candidates = locate.find_dice(image)
+    reads = faces.read_faces(image, candidates, "above", calibration)
+    by_place = {}
+    for cand, read in zip(candidates, reads):
+        die = min(truth, key=lambda d: np.hypot(d["center"][0] - cand.center[0], d["center"][1] - cand.center[1]))
+        by_place[tuple(die["center"])] = (die["seen"], read.value)
+    assert len(by_place) == 8
+    assert all(seen == value for seen, value in by_place.values())
 
 
 def test_below_view_is_mirrored_and_still_read():
