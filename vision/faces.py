@@ -30,6 +30,7 @@ MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "faces_cnn.onnx
 
 # Accept a read only when both cues agree with at least this much certainty.
 MIN_NET_PROB = 0.8
+MIN_ACE_PROB = 0.9   # an untaught picture is most easily taken for an ace: ask more there
 MAX_LAYOUT_ERROR = 0.2
 # A taught picture is recognised when its normalised correlation with one of its templates
 # reaches MIN_TEMPLATE_SCORE and the classifier calls the face "not pips", or on correlation
@@ -38,8 +39,8 @@ MAX_LAYOUT_ERROR = 0.2
 MIN_TEMPLATE_SCORE = 0.65
 SURE_TEMPLATE_SCORE = 0.85
 MIN_FACE_CONTRAST = 12.0   # colour distance below which a face has no visible marks at all
+MIN_ACE_FILL = 0.62        # share of its bounding box a lone pip fills (a disc: 0.79; a star: 0.5)
 REFINE_SIDE = 48    # working square for finding the top face inside a loose outline
-
 
 
 def _pattern_signature(points: list[tuple[float, float]]) -> np.ndarray:
@@ -52,6 +53,7 @@ def _pattern_signature(points: list[tuple[float, float]]) -> np.ndarray:
     return values / values[-1]
 
 
+_PAIRS = {n: np.triu_indices(n, 1) for n in range(2, 7)}
 _PATTERNS = {
     3: _pattern_signature([(-1, -1), (0, 0), (1, 1)]),
     4: _pattern_signature([(-1, -1), (1, -1), (-1, 1), (1, 1)]),
@@ -229,6 +231,10 @@ def _pips_at(scaled: np.ndarray, level: float) -> tuple[int, float]:
     error = _layout_error(np.stack([cx[pips], cy[pips]], 1), area[pips] / unit)
     if stray:  # a mark that is no pip: a picture, a swirl, a glare streak
         error = max(error, 0.5 + 0.1 * stray)
+    if count == 1:  # an ace's pip is a filled disc; a picture's middle (a star, a beak) is not
+        only = int(np.nonzero(pips)[0][0])
+        if area[only] / (w[only] * h[only]) < MIN_ACE_FILL:
+            error = 1.0
     return count, min(error, 1.0)
 
 
@@ -261,7 +267,7 @@ def _layout_error(pts: np.ndarray, areas: np.ndarray) -> float:
     if not 0.35 <= span <= 1.05:
         error = max(error, 0.5)
     if count >= 3:
-        signature = np.sort(d[np.triu_indices(count, 1)]) / span
+        signature = np.sort(d[_PAIRS[count]]) / span
         error = max(error, float(np.abs(signature - _PATTERNS[count]).max()))
     return min(error, 1.0)
 
@@ -353,7 +359,8 @@ def _decide(crop: np.ndarray, pips: tuple[int, float], probs: np.ndarray, templa
     net_prob = float(probs[net_class])
     agree = 1 <= count <= 6 and net_class == count
     confidence = net_prob * (1.0 - layout_error) if agree else 0.0
-    if agree and net_prob >= MIN_NET_PROB and layout_error <= MAX_LAYOUT_ERROR:
+    needed = MIN_ACE_PROB if count == 1 else MIN_NET_PROB
+    if agree and net_prob >= needed and layout_error <= MAX_LAYOUT_ERROR:
         return FaceRead(count, round(confidence, 4), "pips")
     if templates:
         value, score = match_templates(crop, templates)

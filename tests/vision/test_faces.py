@@ -40,6 +40,15 @@ def test_every_face_and_colour_reads_right(view):
                for r in reads)
 
 
+@pytest.mark.parametrize("die_px", [(24, 27), (140, 160)], ids=["25px", "150px"])
+def test_small_and_large_dice_read_right(die_px):
+    values = [1, 2, 3, 4, 5, 6] * 2
+    image, truth = synth.render_tray(1, len(values), faces=values, die_px=die_px, clusters=0.0)
+    dice, reads = read_all(image, truth, "above")
+    assert len(dice) == len(values)
+    assert [r.value for r in reads] == [d["seen"] for d in dice]
+
+
 def test_hard_tray_is_never_read_wrong():
     """Glare, blur, JPEG, marbled and translucent dice: some may be refused, none misread."""
     image, truth = synth.render_tray(21, 24, hard=True)
