@@ -482,7 +482,7 @@ class Tally:
         for truth, value in zip(truths, values):
             self.confusion[truth, 7 if value is None else value] += 1
         self.photos += 1
-        self.flagged_photos += any(v is None for v in values)
+        self.flagged_photos += any(v is None for t, v in zip(truths, values) if t != OTHER)
         self.wrong_photos += any(v is not None and v != t for t, v in zip(truths, values))
 
     def report(self) -> str:
@@ -497,7 +497,7 @@ class Tally:
         lines = [f"{self.title}",
                  f"  {self.photos} photos, {pips} pip dice: right {right} ({100 * right / max(pips, 1):.2f} %), "
                  f"unreadable {unread} ({100 * unread / max(pips, 1):.2f} %), WRONG {wrong}",
-                 f"  photos with an unreadable die {self.flagged_photos} "
+                 f"  photos with an unreadable pip die {self.flagged_photos} "
                  f"({100 * self.flagged_photos / max(self.photos, 1):.1f} %), photos with a wrong read {self.wrong_photos}",
                  f"  {1000 * self.seconds / max(dice, 1):.3f} ms per die (cut, refine, both cues, decision)"]
         if pictures:

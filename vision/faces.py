@@ -324,7 +324,7 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
 
     `other_cuts(i)`, when given, returns other cuts of die i: when the classifier is sure but
     the pip counter could not confirm on the first cut (sides of the die in view, a pip
-    clipped), the counter gets another look at those, and must then agree exactly."""
+    clipped), both cues get another look at those, and must then agree as before."""
     if not crops:
         return []
     crops = [_canonical(c) for c in crops]
@@ -335,8 +335,11 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
     for i, (crop, (_, dist, contrast), p) in enumerate(zip(crops, offsets, probs)):
         read = _decide(crop, _count_pips(dist, contrast), p, templates)
         if read.value is None and other_cuts is not None and float(p.max()) >= MIN_NET_PROB and p.argmax() > 0:
-            for other in other_cuts(i):
-                second = _decide(crop, count_pips(_canonical(other)), p, ())
+            for other in map(_canonical, other_cuts(i)):
+                again = load_model().probabilities(net_input(other)[None])[0]
+                if again.argmax() != p.argmax():
+                    continue  # the classifier must see the same on this cut too
+                second = _decide(crop, count_pips(other), np.minimum(p, again), ())
                 if second.value is not None:
                     read = second
                     break
