@@ -25,13 +25,19 @@ MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides
 PIP_RADIUS = 0.08            # a pip's radius, in die sides (of the die's whole blob)
 PIP_CONTRAST = 30.0          # least darkening (Lab L) of a pip against its face
 PIP_LINK = 0.45              # pips of one face lie closer than this (die sides)
-FACE_OF_BLOB = 0.85          # a top face's side against its whole blob's
+PIP_FACE_SPREAD = 0.85       # widest a face's pips spread (the 2's diagonal), in face sides
+FACE_OF_BLOB = 1.0           # a top face's side against its whole blob's
 FACE_EVENNESS = 40.0         # spread (Lab L, 10-90 %) of a plain face's plastic between its pips
 RING_EDGE = 4.0              # a pip-found die's outline edges against the photo's median edge
+MAX_SPLIT_TRIES = 10         # dice counts tried when cutting one cluster
 BIG_DIE_AREA = 3.0           # ...and a square, convex one up to this many (a big die among small)
 MAX_HOLE_FRACTION = 0.15     # holes filled up to this side (fraction of the short side)
 SPLIT_ASPECT = 1.45          # longest a die cut out of a cluster may be (the cut is rough)
+COLOUR_WEIGHT = 0.5          # how far apart (in die sides) k-means sees two clearly different colours
 BAND_ASPECT = 3.5            # a blob longer than this and filling its rectangle is a band, not dice
+TOP_ASPECT = 1.2             # a flat die's top face is this square or better
+TOP_TOLERANCE = 10.0         # Lab distance within which the top face's plastic counts as one colour
+TOP_SHARE = 0.45             # ...and covers at least this share of its blob (the rest: sides, shadow)
 EDGE_ASPECT = 1.3            # a lone die whose outline is longer than this is on an edge / leaning
 
 
@@ -74,7 +80,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     lum = view.lab[..., 0]
     candidates = []
     for blob in blobs:
-        for region, flags in _split(blob, expected, lum):
+        for region, flags in _split(blob, expected, view.lab):
             candidates.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
     covered = np.zeros(on_tray.shape, np.uint8)
     for cand in candidates:
@@ -317,8 +323,9 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
     return float(np.median(sides))
 
 
-def _split(blob: _Blob, expected: float, lum: np.ndarray):
+def _split(blob: _Blob, expected: float, lab: np.ndarray):
     """Yield (region, flags) for the dice in one blob; region = (mask, x0, y0) in working pixels."""
+    lum = lab[..., 0]
     area_ratio = blob.area / (expected * expected)
     fill, aspect, rect = _squareness(blob.mask)
     width = min(rect[1])
@@ -337,32 +344,71 @@ def _split(blob: _Blob, expected: float, lum: np.ndarray):
         yield (blob.mask, blob.x0, blob.y0), ()
         return
     if convex and area_ratio < TWO_DICE_AREA and aspect <= 2 * EDGE_ASPECT - 1:
-        # too small for two dice: one die showing a long side (leaning, or seen at a slant)
-        yield (blob.mask, blob.x0, blob.y0), (EDGE,)
+        # too small for two dice: one die showing a long side, either lying flat and seen at a
+        # slant or in its own shadow (its top face is then a square), or leaning (it is not)
+        top = _square_top(blob, lab)
+        if top is not None:
+            yield (top, blob.x0, blob.y0), ()
+        else:
+            yield (blob.mask, blob.x0, blob.y0), (EDGE,)
         return
-    parts, good = _split_cluster(blob, expected)
+    parts, good = _split_cluster(blob, expected, lab)
     for part, fine in zip(parts, good):
         if _plain(_Blob(part, blob.x0, blob.y0), lum):
             continue  # a piece of shadow or wall cut off with the dice: no marks, no die
         yield (part, blob.x0, blob.y0), (() if fine else (STACKED,))
 
 
-def _good_part(mask: np.ndarray, expected: float) -> bool:
-    """A region that looks like exactly one flat die: die-sized, square, filling its rectangle."""
-    fill, aspect, _ = _squareness(mask)
-    ratio = mask.sum() / (expected * expected)
-    return 0.6 <= ratio <= SINGLE_MAX_AREA and aspect <= SPLIT_ASPECT and fill >= 0.72
+def _square_top(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
+    """The die's top face inside its blob, when that is a square covering much of the blob: the
+    even plastic around the blob's deepest point, pips filled in. None when it is not square."""
+    h, w = blob.mask.shape
+    mask8 = blob.mask.astype(np.uint8)
+    crop = lab[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w].astype(np.float32)
+    depth = cv2.distanceTransform(np.pad(mask8, 1), cv2.DIST_L2, 3)[1:-1, 1:-1]
+    core = depth >= 0.6 * depth.max()
+    body = np.median(crop[core], axis=0)
+    dist = np.linalg.norm(crop - body, axis=2)
+    plastic = ((dist < max(TOP_TOLERANCE, 2.0 * float(np.median(dist[core])))) & blob.mask).astype(np.uint8)
+    pip = max(3, int(0.25 * np.sqrt(blob.area)) | 1)   # close over the pips, which cut the face up
+    plastic = cv2.morphologyEx(plastic, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (pip, pip)))
+    plastic = cv2.morphologyEx(plastic, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)) & mask8
+    n, labels = cv2.connectedComponents(plastic, connectivity=4)
+    if n < 2:
+        return None
+    inside = labels[core & (plastic > 0)]
+    if len(inside) == 0:
+        return None
+    region = (labels == np.bincount(inside).argmax()).astype(np.uint8)
+    contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    hull = cv2.convexHull(max(contours, key=cv2.contourArea))
+    (_, _), (rw, rh), _ = cv2.minAreaRect(hull)
+    if min(rw, rh) < 1 or max(rw, rh) / min(rw, rh) > TOP_ASPECT or rw * rh < TOP_SHARE * blob.area:
+        return None
+    top = np.zeros((h, w), np.uint8)
+    cv2.fillPoly(top, [hull.reshape(-1, 2)], 1)
+    return top.astype(bool)
 
 
-def _kmeans_parts(blob: _Blob, k: int) -> list[np.ndarray]:
-    """The blob cut into k compact parts (k-means over its pixel positions)."""
-    return _kmeans_labels(blob, k)[0]
+def _good_parts(parts: list[np.ndarray], expected: float) -> list[bool]:
+    """Which parts look like exactly one flat die: square, filling their rectangle, no smaller
+    than a small die nor bigger than a big one, and about the size of the other parts."""
+    areas = np.array([p.sum() for p in parts], np.float64)
+    typical = float(np.median(areas))
+    good = []
+    for part, area in zip(parts, areas):
+        fill, aspect, _ = _squareness(part)
+        ratio = area / (expected * expected)
+        good.append(0.6 <= ratio <= BIG_DIE_AREA and aspect <= SPLIT_ASPECT and fill >= 0.72
+                    and 0.6 <= area / typical <= 1.6)
+    return good
 
 
-def _kmeans_labels(blob: _Blob, k: int) -> tuple[list[np.ndarray], np.ndarray]:
-    """k-means parts of the blob and its label map (0 outside, 1..k)."""
+def _kmeans_parts(blob: _Blob, k: int, colour: np.ndarray) -> list[np.ndarray]:
+    """The blob cut into k compact parts of one colour each: k-means over its pixels' positions
+    and (smoothed, so pips do not count) colours."""
     ys, xs = np.nonzero(blob.mask)
-    pts = np.column_stack([xs, ys]).astype(np.float32)
+    pts = np.column_stack([xs, ys, colour[ys, xs]]).astype(np.float32)
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.2)
     cv2.setRNGSeed(7)
     _, labels, _ = cv2.kmeans(pts, k, None, criteria, 3, cv2.KMEANS_PP_CENTERS)
@@ -372,44 +418,33 @@ def _kmeans_labels(blob: _Blob, k: int) -> tuple[list[np.ndarray], np.ndarray]:
         part = np.zeros(blob.mask.shape, bool)
         part[ys[labels == label], xs[labels == label]] = True
         parts.append(part)
-    label_map = np.zeros(blob.mask.shape, np.int32)
-    label_map[ys, xs] = labels + 1
-    return parts, label_map
+    return parts
 
 
-def _seam_contrast(blob: _Blob, label_map: np.ndarray, lab: np.ndarray) -> float:
-    """How sharp the cuts between parts are, against the blob's own outline: touching dice meet
-    along a visible seam (a gap, a shadow line, a change of colour); a cut through one die's face
-    crosses plain plastic."""
+def _colour_features(blob: _Blob, lab: np.ndarray, expected: float) -> np.ndarray:
+    """Per-pixel Lab colour of the blob, smoothed past its pips and scaled so that two dice of
+    clearly different colours lie about half a die apart."""
     h, w = blob.mask.shape
-    pad = 2
-    y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
-    crop = lab[y0:blob.y0 + h + pad, x0:blob.x0 + w + pad]
-    grad = cv2.dilate(_gradient(crop), np.ones((3, 3), np.uint8))
-    grad = grad[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w]
-    cut = np.zeros((h, w), bool)
-    cut[:, 1:] |= (label_map[:, 1:] != label_map[:, :-1]) & (label_map[:, 1:] > 0) & (label_map[:, :-1] > 0)
-    cut[1:, :] |= (label_map[1:, :] != label_map[:-1, :]) & (label_map[1:, :] > 0) & (label_map[:-1, :] > 0)
-    mask8 = blob.mask.astype(np.uint8)
-    outline = (mask8 - cv2.erode(np.pad(mask8, 1), np.ones((3, 3), np.uint8))[1:-1, 1:-1]).astype(bool)
-    if cut.sum() < 3 or outline.sum() < 3:
-        return 0.0
-    return float(np.median(grad[cut]) / max(np.median(grad[outline]), 1.0))
+    crop = cv2.medianBlur(np.ascontiguousarray(lab[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w]), 5)
+    return crop.astype(np.float32) * np.float32([0.3, 1.0, 1.0]) * np.float32(COLOUR_WEIGHT * expected / 30.0)
 
 
-def _split_cluster(blob: _Blob, expected: float) -> tuple[list[np.ndarray], list[bool]]:
+def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[np.ndarray], list[bool]]:
     """Cut a blob of touching dice into one region per die: k-means over the blob's pixels for the
     counts of dice its area allows, keeping the count whose parts all look like single dice (else
     the best try, with which parts look right)."""
     ratio = blob.area / (expected * expected)
-    guesses = sorted({max(2, int(np.floor(ratio))), max(2, int(np.round(ratio))), max(2, int(np.ceil(ratio))),
-                      max(2, int(np.round(ratio)) + 1)}, key=lambda k: abs(k - ratio))
+    # the fewest dice that explain the blob: dice in one photo vary in size (a big die among
+    # small ones), so the count is not simply the area over the usual die's
+    first = max(2, int(np.floor(ratio / BIG_DIE_AREA)) + 1)
     best = ([blob.mask], [False])
-    for k in guesses:
+    colour = _colour_features(blob, lab, expected)
+    last = max(first, int(np.ceil(ratio)) + 1)
+    for k in np.unique(np.round(np.linspace(first, last, min(MAX_SPLIT_TRIES, last - first + 1)))).astype(int):
         if k > blob.area / 4:
-            continue
-        parts = _kmeans_parts(blob, k)
-        good = [_good_part(p, expected) for p in parts]
+            break
+        parts = _kmeans_parts(blob, k, colour)
+        good = _good_parts(parts, expected)
         if all(good):
             return parts, good
         if sum(good) / k > sum(best[1]) / len(best[1]):
@@ -466,7 +501,7 @@ def _pip_dice(lab: np.ndarray, expected: float, free: np.ndarray):
     if len(xs) == 0:
         return
     pts = np.column_stack([xs, ys]).astype(np.float32)
-    group = _groups(pts, PIP_LINK * expected)
+    group = _merge_groups(pts, _groups(pts, PIP_LINK * expected), FACE_OF_BLOB * expected)
     grad = cv2.GaussianBlur(_gradient(lab), (0, 0), 1.0)
     grad_level = float(np.median(grad)) + 1.0
     for g in np.unique(group):
@@ -512,6 +547,25 @@ def _plain_face(lum: np.ndarray, centre, side: float, angle: float) -> bool:
     plastic = values[values > body - PIP_CONTRAST / 2]
     low, high = np.percentile(plastic, (10, 90))
     return high - low < FACE_EVENNESS
+
+
+def _merge_groups(pts: np.ndarray, group: np.ndarray, face: float) -> np.ndarray:
+    """Join pip groups that fit on one face together (the two far-apart pips of a 2, a die's
+    side pips beside its top ones), nearest first."""
+    while True:
+        labels = np.unique(group)
+        best = None
+        for i, a in enumerate(labels):
+            for b in labels[i + 1:]:
+                both = pts[(group == a) | (group == b)]
+                if len(both) > 6:
+                    continue
+                spread = float(np.max(np.hypot(*(both[:, None, :] - both[None, :, :]).transpose(2, 0, 1))))
+                if spread <= PIP_FACE_SPREAD * face and (best is None or spread < best[0]):
+                    best = (spread, a, b)
+        if best is None:
+            return group
+        group = np.where(group == best[2], best[1], group)
 
 
 def _groups(pts: np.ndarray, link: float) -> np.ndarray:
