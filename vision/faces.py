@@ -31,6 +31,7 @@ MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "faces_cnn.onnx
 # Accept a read only when both cues agree with at least this much certainty.
 MIN_NET_PROB = 0.8
 MIN_ACE_PROB = 0.9   # an untaught picture is most easily taken for an ace: ask more there
+SECOND_LOOK_PROB = 0.9  # the classifier's certainty needed before the pip counter looks again
 MAX_LAYOUT_ERROR = 0.2
 # A taught picture is recognised when its normalised correlation with one of its templates
 # reaches MIN_TEMPLATE_SCORE and the classifier calls the face "not pips", or on correlation
@@ -204,6 +205,33 @@ def _count_pips(dist: np.ndarray, contrast: float) -> tuple[int, float]:
     return best
 
 
+def verify_pips(face_bgr: np.ndarray, expected: int) -> float:
+    """Best layout error (1.0: none) of `expected` pips found at any of several cuts through the
+    face's colour-distance, colour-only and lightness-only maps.
+
+    The pip counter's second mode, used only when it could not confirm the classifier's answer
+    at its first cut: dark-red pips on a dark marbled die stand out in colour but not in
+    lightness, white pips under glare the other way round. It still asks for that many round,
+    pip-sized blobs in that pattern, so it confirms a count; it never proposes one."""
+    diff, dist, _ = _colour_offsets(face_bgr)
+    m = max(1, face_bgr.shape[0] // 8)
+    best = 1.0
+    for plane in (dist, np.sqrt(diff[..., 1] ** 2 + diff[..., 2] ** 2), np.abs(diff[..., 0])):
+        inner = plane[m:-m, m:-m].ravel()
+        k = int(0.97 * (len(inner) - 1))
+        contrast = float(np.partition(inner, k)[k])
+        if contrast < MIN_FACE_CONTRAST:
+            continue
+        scaled = np.clip(plane * (255.0 / contrast), 0, 255).astype(np.uint8)
+        otsu, _ = cv2.threshold(scaled, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+        low = max(otsu, 90.0)
+        for step in (0.0, 0.2, 0.4, 0.6):
+            count, error = _pips_at(scaled, low + step * (255.0 - low))
+            if count == expected:
+                best = min(best, error)
+    return best
+
+
 def _pips_at(scaled: np.ndarray, level: float) -> tuple[int, float]:
     """(pip count, layout error) of the marks above `level`."""
     side = scaled.shape[0]
@@ -322,9 +350,8 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
 def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> list[FaceRead]:
     """Read already cut-out faces (`cut_face` gives them; any square-ish size is resized).
 
-    `other_cuts(i)`, when given, returns other cuts of die i: when the classifier is sure but
-    the pip counter could not confirm on the first cut (sides of the die in view, a pip
-    clipped), both cues get another look at those, and must then agree as before."""
+    `other_cuts(i)`, when given, returns other cuts of die i for `_second_look` (sides of the
+    die in view, a pip clipped by the first cut)."""
     if not crops:
         return []
     crops = [_canonical(c) for c in crops]
@@ -334,17 +361,31 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
     reads = []
     for i, (crop, (_, dist, contrast), p) in enumerate(zip(crops, offsets, probs)):
         read = _decide(crop, _count_pips(dist, contrast), p, templates)
-        if read.value is None and other_cuts is not None and float(p.max()) >= MIN_NET_PROB and p.argmax() > 0:
-            for other in map(_canonical, other_cuts(i)):
-                again = load_model().probabilities(net_input(other)[None])[0]
-                if again.argmax() != p.argmax():
-                    continue  # the classifier must see the same on this cut too
-                second = _decide(crop, count_pips(other), np.minimum(p, again), ())
-                if second.value is not None:
-                    read = second
-                    break
+        if read.value is None:
+            read = _second_look(crop, p, (lambda i=i: other_cuts(i)) if other_cuts else list) or read
         reads.append(read)
     return reads
+
+
+def _second_look(crop: np.ndarray, probs: np.ndarray, other_cuts) -> FaceRead | None:
+    """When the classifier is sure of a pip count the first cut did not confirm, the pip counter
+    checks for exactly that count at other cuts through the colour maps (`verify_pips`), on
+    this crop and then on other cuts of the die, where the classifier must agree again."""
+    expected = int(np.argmax(probs))
+    prob = float(probs[expected])
+    if expected == 0 or prob < SECOND_LOOK_PROB:
+        return None
+    error = verify_pips(crop, expected)
+    if error <= MAX_LAYOUT_ERROR:
+        return FaceRead(expected, round(prob * (1.0 - error), 4), "pips")
+    for other in map(_canonical, other_cuts()):
+        again = float(load_model().probabilities(net_input(other)[None])[0][expected])
+        if again < SECOND_LOOK_PROB:
+            continue  # the classifier must see the same on this cut too
+        error = verify_pips(other, expected)
+        if error <= MAX_LAYOUT_ERROR:
+            return FaceRead(expected, round(min(prob, again) * (1.0 - error), 4), "pips")
+    return None
 
 
 def _canonical(crop: np.ndarray) -> np.ndarray:
