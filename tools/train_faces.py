@@ -352,7 +352,7 @@ def features(crops: np.ndarray) -> np.ndarray:
     return np.stack([faces.net_input(c) for c in crops]).transpose(0, 3, 1, 2).copy()
 
 
-def build_training_set(seed: int, byler_variants: int = 12) -> tuple[np.ndarray, np.ndarray]:
+def build_training_set(seed: int, byler_variants: int = 24) -> tuple[np.ndarray, np.ndarray]:
     """All training crops (CANON x CANON BGR, as cut at runtime) and labels, from a seed."""
     rng = np.random.default_rng(seed)
     t0 = time.time()
@@ -573,7 +573,7 @@ def main(argv=None) -> None:
     train.add_argument("--seed", type=int, default=7)
     train.add_argument("--epochs", type=int, default=30)
     train.add_argument("--cache", help="keep/reuse the built training set in this .npz file")
-    train.add_argument("--byler-variants", type=int, default=12,
+    train.add_argument("--byler-variants", type=int, default=24,
                        help="jittered cuts of each byler-d6 train-split die")
     train.add_argument("--out", default=str(faces.MODEL_PATH))
     evaluate = sub.add_parser("evaluate")
