@@ -132,7 +132,7 @@ def test_cut_face_below_undoes_the_mirror():
 
 def test_real_photos_from_byler_test_split(byler_truth):
     """Real phone photos of many dice colours, cut from the author's loose truth boxes (sides
-    included): no die is misread, and most are read."""
+    included, not the top face a locator would give): no die is misread, most are read."""
     test_records = [r for r in byler_truth if r["split"] == "test"][:6]
     right = total = 0
     for record in test_records:
@@ -144,7 +144,7 @@ def test_real_photos_from_byler_test_split(byler_truth):
             right += read.value == die["face"]
             total += 1
     assert total >= 30
-    assert right >= 0.5 * total
+    assert right >= 0.55 * total  # measured 53 of 83 with the shipped model
 
 
 @pytest.mark.parametrize("make", [
