@@ -32,6 +32,7 @@ MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "faces_cnn.onnx
 MIN_NET_PROB = 0.8
 MIN_ACE_PROB = 0.9   # an untaught picture is most easily taken for an ace: ask more there
 SECOND_LOOK_PROB = 0.9  # the classifier's certainty needed before the pip counter looks again
+VERIFY_LAYOUT_ERROR = 0.3  # ...which then allows for the slant of a die seen off-centre
 MAX_LAYOUT_ERROR = 0.2
 # A taught picture is recognised when its normalised correlation with one of its templates
 # reaches MIN_TEMPLATE_SCORE and the classifier calls the face "not pips", or on correlation
@@ -376,14 +377,14 @@ def _second_look(crop: np.ndarray, probs: np.ndarray, other_cuts) -> FaceRead | 
     if expected == 0 or prob < SECOND_LOOK_PROB:
         return None
     error = verify_pips(crop, expected)
-    if error <= MAX_LAYOUT_ERROR:
+    if error <= VERIFY_LAYOUT_ERROR:
         return FaceRead(expected, round(prob * (1.0 - error), 4), "pips")
     for other in map(_canonical, other_cuts()):
         again = float(load_model().probabilities(net_input(other)[None])[0][expected])
         if again < SECOND_LOOK_PROB:
             continue  # the classifier must see the same on this cut too
         error = verify_pips(other, expected)
-        if error <= MAX_LAYOUT_ERROR:
+        if error <= VERIFY_LAYOUT_ERROR:
             return FaceRead(expected, round(min(prob, again) * (1.0 - error), 4), "pips")
     return None
 
