@@ -6,13 +6,16 @@ Two independent cues must agree before a value is given:
   how far its colour is from the die's body colour (so dark pips on light dice, light pips on
   dark dice and coloured pips all look alike), round blobs of pip size are counted and their
   layout is checked against the real pip patterns of 1-6;
-* a small learned classifier (a CNN shipped in `models/faces_cnn.onnx`, run by cv2.dnn) over the
-  same canonical square, with an extra class for anything that is not a pip face (pictures, blank or
+* a small learned classifier (a CNN shipped in `models/faces_cnn.onnx`, run by cv2.dnn) over
+  the same square, with an extra class for anything that is not a pip face (pictures, blank or
   misplaced crops).
 
-When they disagree, or either is unsure, the answer is `None`: the die is flagged unreadable and
-re-rolled rather than guessed. A picture face (a paco toucan, a skull, an emblem) is only read
-when the calibration holds templates made by `teach`; an untaught picture is never counted.
+When the classifier is sure of a count that the counter's first cut did not confirm, the
+counter takes a second look for exactly that count (other thresholds, colour-only and
+lightness-only maps, other cuts of the die); it can confirm, never propose. When the cues
+disagree, or either is unsure, the answer is `None`: the die is flagged unreadable and re-rolled
+rather than guessed. A picture face (a paco toucan, a skull, an emblem) is only read when the
+calibration holds templates made by `teach`; an untaught picture is never counted.
 """
 from __future__ import annotations
 
@@ -24,25 +27,25 @@ import numpy as np
 
 from vision.types import VIEWS, FaceRead
 
-CANON = 32          # side of the canonical face square the pip counter works on (pixels)
+CANON = 32          # side of the canonical face square both cues work on (pixels)
 NET_SIDE = 24       # side of the square the picture templates see
+REFINE_SIDE = 48    # working square for finding the top face inside a loose outline
 MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "faces_cnn.onnx"
 
-# Accept a read only when both cues agree with at least this much certainty.
+# Both cues must agree: the classifier at least this sure, the pip layout at most this far off.
 MIN_NET_PROB = 0.8
-MIN_ACE_PROB = 0.9   # an untaught picture is most easily taken for an ace: ask more there
-SECOND_LOOK_PROB = 0.9  # the classifier's certainty needed before the pip counter looks again
-VERIFY_LAYOUT_ERROR = 0.3  # ...which then allows for the slant of a die seen off-centre
+MIN_ACE_PROB = 0.9         # an untaught picture is most easily taken for an ace: ask more there
 MAX_LAYOUT_ERROR = 0.2
+SECOND_LOOK_PROB = 0.9     # classifier certainty before the pip counter looks again...
+VERIFY_LAYOUT_ERROR = 0.3  # ...which then allows for the slant of a die seen off-centre
+MIN_FACE_CONTRAST = 12.0   # colour distance below which a face has no visible marks at all
+MIN_ACE_FILL = 0.62        # share of its bounding box a lone pip fills (a disc: 0.79; a star: 0.5)
 # A taught picture is recognised when its normalised correlation with one of its templates
 # reaches MIN_TEMPLATE_SCORE and the classifier calls the face "not pips", or on correlation
 # alone from SURE_TEMPLATE_SCORE. Measured on vision.synth trays: taught pacos and skulls score
 # 0.84 and up, emblems 0.71 and up; pip faces reach 0.61 against pacos and 0.70 against emblems.
 MIN_TEMPLATE_SCORE = 0.65
 SURE_TEMPLATE_SCORE = 0.85
-MIN_FACE_CONTRAST = 12.0   # colour distance below which a face has no visible marks at all
-MIN_ACE_FILL = 0.62        # share of its bounding box a lone pip fills (a disc: 0.79; a star: 0.5)
-REFINE_SIDE = 48    # working square for finding the top face inside a loose outline
 
 
 def _pattern_signature(points: list[tuple[float, float]]) -> np.ndarray:
@@ -113,7 +116,7 @@ def top_face_quad(image_bgr: np.ndarray, corners) -> np.ndarray:
     core = np.median(dist[c0:c1, c0:c1])
     plastic = (dist < max(16.0, 2.5 * core)).astype(np.uint8)
     plastic = cv2.morphologyEx(plastic, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(plastic, connectivity=4)
+    _, labels = cv2.connectedComponents(plastic, connectivity=4)
     centre_label = labels[side // 2 - 3:side // 2 + 4, side // 2 - 3:side // 2 + 4].ravel()
     centre_label = centre_label[centre_label > 0]
     if len(centre_label) == 0:
@@ -361,7 +364,7 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
     templates = _taught_templates(calibration)
     reads = []
     for i, (crop, (_, dist, contrast), p) in enumerate(zip(crops, offsets, probs)):
-        read = _decide(crop, _count_pips(dist, contrast), p, templates)
+        read = _decide(crop, _count_pips(dist, contrast), p, templates, contrast >= MIN_FACE_CONTRAST)
         if read.value is None:
             read = _second_look(crop, p, (lambda i=i: other_cuts(i)) if other_cuts else list) or read
         reads.append(read)
@@ -397,8 +400,9 @@ def _canonical(crop: np.ndarray) -> np.ndarray:
     return cv2.resize(crop, (CANON, CANON), interpolation=cv2.INTER_AREA)
 
 
-def _decide(crop: np.ndarray, pips: tuple[int, float], probs: np.ndarray, templates) -> FaceRead:
-    """Both cues agree and are sure -> the value; a taught picture matches -> its face; else None."""
+def _decide(crop: np.ndarray, pips: tuple[int, float], probs: np.ndarray, templates, marked: bool) -> FaceRead:
+    """Both cues agree and are sure -> the value; a taught picture matches -> its face; else None
+    (kind "picture" when the face carries marks the classifier calls "not pips")."""
     count, layout_error = pips
     net_class = int(np.argmax(probs))
     net_prob = float(probs[net_class])
@@ -412,7 +416,7 @@ def _decide(crop: np.ndarray, pips: tuple[int, float], probs: np.ndarray, templa
         says_picture = float(probs[0]) >= 0.5
         if value is not None and (score >= SURE_TEMPLATE_SCORE or (says_picture and score >= MIN_TEMPLATE_SCORE)):
             return FaceRead(value, round(score, 4), "picture")
-    kind = "picture" if net_class == 0 and net_prob >= 0.5 else "pips"
+    kind = "picture" if marked and net_class == 0 and net_prob >= 0.5 else "pips"
     return FaceRead(None, round(min(confidence, 0.5), 4), kind)
 
 

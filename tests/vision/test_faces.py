@@ -168,6 +168,17 @@ def test_empty_tray_spot_is_refused():
     assert faces.read_face(image, candidate(spot), "above").value is None
 
 
+@pytest.mark.parametrize("corners", [
+    [(10, 10)] * 4,
+    [(10, 10), (20, 10), (30, 10), (40, 10)],
+    [(-50, -50), (-40, -50), (-40, -40), (-50, -40)],
+], ids=["point", "line", "off-image"])
+def test_degenerate_outline_is_refused_not_a_crash(corners):
+    image, _ = synth.render_tray(60, 4, clusters=0.0)
+    read = faces.read_face(image, candidate(corners), "above")
+    assert read.value is None
+
+
 def test_bad_input_gives_clear_errors():
     with pytest.raises(ValueError, match="face must be 1..6"):
         faces.teach([np.zeros((20, 20, 3), np.uint8)], 7)
