@@ -8,14 +8,18 @@ needs torch and onnx, kept out of the project's dependencies in a separate virtu
     nice /tmp/trainvenv/bin/python tools/train_faces.py train      # writes models/faces_cnn.onnx
     nice .venv/bin/python tools/train_faces.py evaluate            # figures for models/README.md
 
-Training data (all seeded):
+Training data (all seeded; the defaults reproduce the shipped model, about 10 minutes of data
+and 20 of training on one core):
 * faces drawn by `render_face` below: pips of 1-6 on dice of random colours (plain, marbled,
-  translucent-looking), coloured/white/black pips, big aces, glare, shading, blur, noise, JPEG,
-  and "other" faces: toucan-like pacos, skulls, emblems, letters, blank faces, bare background;
-* dice from `vision.synth` trays when that module is present (their exact top-face corners);
-* the byler-d6 photos of the author's TRAIN split only (`../shared/data/byler-d6/`), cut with a
-  top-face estimate from their loose boxes (`byler_quad`), augmented by jitter, rotation,
-  mirroring and channel swaps. The TEST split is only used by `evaluate`.
+  shaded), coloured/white/black pips, big aces, glare, blur, noise, JPEG, visible sides,
+  jittered outlines; and "other" faces: toucan-like pacos, skulls, emblems, letters, strokes,
+  blank faces, bare background;
+* dice cut from `vision.synth` trays (exact top-face corners and loose whole-die outlines);
+  their picture faces are "other";
+* the byler-d6 photos of the author's TRAIN split only (`../shared/data/byler-d6/`), each die
+  outlined from its loose box (`byler_quad`) and cut as at runtime (`faces.face_crop`), with
+  jitter, quarter turns, mirroring and colour-channel swaps. The TEST split is only read by
+  `evaluate`.
 """
 from __future__ import annotations
 
@@ -231,9 +235,10 @@ def byler_records(split: str) -> list[dict]:
     return [r for r in records if which.get(Path(r["image"]).name) == split]
 
 
-def byler_quad(img: np.ndarray, bbox, shrink: float = 1.0) -> np.ndarray:
-    """Estimate a die's top face inside its loose box: segment the die from the background seen
-    at the box's rim, take the minimum-area rectangle and shrink it to drop the visible sides."""
+def byler_quad(img: np.ndarray, bbox) -> np.ndarray:
+    """A die's outline, like a locator gives, from its loose truth box: the die segmented from
+    the background seen at the box's rim, as a square of its minimum-area rectangle's short
+    side (the box's centre square when that fails). `faces.face_crop` then finds the top face."""
     x, y, w, h = bbox
     cx, cy = x + w / 2, y + h / 2
     m = max(w, h) * 0.75
@@ -257,7 +262,7 @@ def byler_quad(img: np.ndarray, bbox, shrink: float = 1.0) -> np.ndarray:
     k = 1 + int(np.argmax(stats[1:, 4]))
     contours, _ = cv2.findContours((labels == k).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     (rx, ry), (rw, rh), ang = cv2.minAreaRect(contours[0])
-    s = min(rw, rh) * shrink
+    s = min(rw, rh)
     if not 0.55 * min(w, h) <= s <= 1.05 * max(w, h):
         return fallback
     return cv2.boxPoints(((rx + x0, ry + y0), (s, s), ang))
@@ -509,9 +514,9 @@ class Tally:
         return "\n".join(lines)
 
 
-def _timed_read(tally: Tally, image, candidates, view, calibration=None):
+def _timed_read(tally: Tally, image, candidates, view):
     t0 = time.perf_counter()
-    reads = faces.read_faces(image, candidates, view, calibration)
+    reads = faces.read_faces(image, candidates, view)
     tally.seconds += time.perf_counter() - t0
     return reads
 

@@ -71,19 +71,20 @@ def cut_face(image_bgr: np.ndarray, corners, view: str = "above", side: int = CA
     """The face inside `corners` (4 image points, in order around the face) warped to a square.
 
     For the `below` view the square is flipped back, so a picture face looks as it does from above."""
-    quad = _ordered_quad(corners)
+    return _cut(image_bgr, _ordered_quad(corners), view, side)
+
+
+def _cut(image_bgr: np.ndarray, quad: np.ndarray, view: str, side: int = CANON) -> np.ndarray:
     target = np.float32([[0, 0], [side - 1, 0], [side - 1, side - 1], [0, side - 1]])
     matrix = cv2.getPerspectiveTransform(quad, target)
     face = cv2.warpPerspective(image_bgr, matrix, (side, side), flags=cv2.INTER_AREA)
-    if view == "below":
-        face = cv2.flip(face, 1)
-    return face
+    return cv2.flip(face, 1) if view == "below" else face
 
 
 def face_crop(image_bgr: np.ndarray, corners, view: str = "above") -> np.ndarray:
     """The die's top face as `read_face` sees it: found inside the outline `corners` (which may
     include the die's sides) and cut to the canonical square. Use it for `teach` crops too."""
-    return cut_face(image_bgr, top_face_quad(image_bgr, corners), view)
+    return _cut(image_bgr, _top_face(image_bgr, _ordered_quad(corners)), view)
 
 
 def _ordered_quad(corners) -> np.ndarray:
@@ -103,17 +104,22 @@ def top_face_quad(image_bgr: np.ndarray, corners) -> np.ndarray:
     plastic but lit differently. The top face is the plastic-coloured region around the centre
     (pips filled in); its minimum-area rectangle replaces the outline when it is a plausible
     square, otherwise the outline is kept."""
-    quad = _ordered_quad(corners)
+    return _top_face(image_bgr, _ordered_quad(corners))
+
+
+def _top_face(image_bgr: np.ndarray, quad: np.ndarray) -> np.ndarray:
     side = REFINE_SIDE
     target = np.float32([[0, 0], [side - 1, 0], [side - 1, side - 1], [0, side - 1]])
     matrix = cv2.getPerspectiveTransform(quad, target)
     patch = cv2.warpPerspective(image_bgr, matrix, (side, side), flags=cv2.INTER_AREA)
     colours = _opponent(cv2.GaussianBlur(patch, (3, 3), 0))
     c0, c1 = int(side * 0.3), int(side * 0.7)
-    body = np.median(colours[c0:c1, c0:c1].reshape(-1, 3), axis=0)
+    centre = colours[c0:c1, c0:c1].reshape(-1, 3)
+    half = len(centre) // 2
+    body = np.partition(centre, half, axis=0)[half]
     diff = colours - body
     dist = np.sqrt(diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
-    core = np.median(dist[c0:c1, c0:c1])
+    core = float(np.partition(dist[c0:c1, c0:c1].ravel(), half)[half])
     plastic = (dist < max(16.0, 2.5 * core)).astype(np.uint8)
     plastic = cv2.morphologyEx(plastic, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     _, labels = cv2.connectedComponents(plastic, connectivity=4)
@@ -253,7 +259,8 @@ def _pips_at(scaled: np.ndarray, level: float) -> tuple[int, float]:
     round_pip = visible & (elongation[1:] <= 1.7) & (area / (w * h) > 0.45) & (area <= unit * 0.22)
     if not round_pip.any():
         return 0, 1.0
-    typical = float(np.median(area[round_pip]))
+    round_areas = np.sort(area[round_pip])
+    typical = float(round_areas[len(round_areas) // 2])
     pips = round_pip & (area >= 0.4 * typical) & (area <= 2.5 * typical)
     core = (np.abs(cx - 0.5) < 0.3) & (np.abs(cy - 0.5) < 0.3)
     stray = int((visible & ~round_pip & core & (area > unit * 0.025)).sum())
@@ -340,13 +347,13 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     if view not in VIEWS:
         raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
     outlines = [_ordered_quad(c.corners) for c in candidates]
-    crops = [face_crop(image_bgr, q, view) for q in outlines]
+    crops = [_cut(image_bgr, _top_face(image_bgr, q), view) for q in outlines]
 
     def other_cuts(index: int) -> list[np.ndarray]:
         """The same die cut a little differently, for the pip counter's second look."""
         outline = outlines[index]
         centre = outline.mean(0)
-        return [cut_face(image_bgr, outline, view), cut_face(image_bgr, (outline - centre) * 0.85 + centre, view)]
+        return [_cut(image_bgr, outline, view), _cut(image_bgr, (outline - centre) * 0.85 + centre, view)]
 
     return read_crops(crops, calibration, other_cuts)
 
