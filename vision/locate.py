@@ -1,11 +1,16 @@
 """Find every die on the tray: where it is, how big, how turned, its colour, and what looks wrong.
 
 The photo is shrunk to a working copy (about 640 px on its long side) where all the heavy work
-happens: a smooth background model is fitted around the dice, pixels that differ from it in
-colour, brightness or sharp edges become foreground, and each foreground blob is then either one
-die, a cluster of touching dice split apart by the expected die size, or something that cannot be
-resolved, which is still reported (flagged), so the photo goes to `check` instead of being
-counted short. Coordinates in the returned candidates are in the original photo's pixels.
+happens: a smooth background model is fitted around the dice, and pixels that differ from it in
+colour or brightness become foreground. Each foreground blob is then one die (a convex square),
+a die showing a long side (flagged edge), or touching dice, cut by k-means over position and
+colour into the fewest similar squares; parts that still do not look like one die are reported
+flagged, never dropped (only plain pieces with no marks are: shadow, a bit of wall), so the
+photo goes to `check` instead of being counted short. Dice the
+colour foreground misses (a white die on a white board) are found by their pips: dark round
+spots in groups no wider than a face, ringed by an outline. Two candidates closer than a die's
+side cannot both be flat dice: both are flagged stacked. Coordinates in the returned candidates
+are in the original photo's pixels.
 """
 from __future__ import annotations
 
@@ -19,28 +24,35 @@ from vision.types import CUT, EDGE, OUTSIDE, STACKED, Candidate, ImageError
 WORK_LONG_SIDE = 640          # pixels on the working copy's long side
 MIN_DIE_FRACTION = 0.012      # smallest die side accepted, as a fraction of the photo's short side
 MAX_DIE_FRACTION = 0.30       # largest die side accepted
-SINGLE_MAX_AREA = 1.65        # a blob up to this many single-die areas can still be one die
-LEAN_CHECK_AREA = 1.45       # a lone blob bigger than this many die areas must show a square top face
-TWO_DICE_AREA = 1.75         # a convex blob smaller than this many die areas is not two dice
+MAX_HOLE_FRACTION = 0.15      # holes filled up to this side (fraction of the short side)
+
+# one blob: one die, a die showing a long side, or touching dice (area in usual die areas)
+SINGLE_MAX_AREA = 1.65        # a convex square blob up to this area is one die
+BIG_DIE_AREA = 3.0            # ...and a square, convex one up to this (a big die among small ones)
+LEAN_CHECK_AREA = 1.45        # a lone blob bigger than this must show a square top face, else edge
+TWO_DICE_AREA = 1.75          # a convex blob smaller than this is not two dice
+EDGE_ASPECT = 1.3             # a lone die whose outline is longer than this is on an edge / leaning
+BAND_ASPECT = 3.5             # a blob longer than this and filling its rectangle is a band, not dice
+TOP_ASPECT = 1.2              # a flat die's top face is this square or better
+TOP_TOLERANCE = 10.0          # Lab distance within which the top face's plastic counts as one colour
+TOP_SHARE = 0.45              # ...and covers at least this share of its blob (the rest: sides, shadow)
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
-PIP_RADIUS = 0.08            # a pip's radius, in die sides (of the die's whole blob)
-PIP_CONTRAST = 30.0          # least darkening (Lab L) of a pip against its face
-PIP_LINK = 0.45              # pips of one face lie closer than this (die sides)
-PIP_FACE_SPREAD = 0.85       # widest a face's pips spread (the 2's diagonal), in face sides
-FACE_OF_BLOB = 1.0           # a top face's side against its whole blob's
-FACE_EVENNESS = 40.0         # spread (Lab L, 10-90 %) of a plain face's plastic between its pips
-RING_EDGE = 4.0              # a pip-found die's outline edges against the photo's median edge
-KMEANS_POINTS_PER_DIE = 250  # pixels per die that k-means fits its centres on
-MAX_SPLIT_TRIES = 10         # dice counts tried when cutting one cluster
-BIG_DIE_AREA = 3.0           # ...and a square, convex one up to this many (a big die among small)
-MAX_HOLE_FRACTION = 0.15     # holes filled up to this side (fraction of the short side)
-SPLIT_ASPECT = 1.45          # longest a die cut out of a cluster may be (the cut is rough)
-COLOUR_WEIGHT = 0.5          # how far apart (in die sides) k-means sees two clearly different colours
-BAND_ASPECT = 3.5            # a blob longer than this and filling its rectangle is a band, not dice
-TOP_ASPECT = 1.2             # a flat die's top face is this square or better
-TOP_TOLERANCE = 10.0         # Lab distance within which the top face's plastic counts as one colour
-TOP_SHARE = 0.45             # ...and covers at least this share of its blob (the rest: sides, shadow)
-EDGE_ASPECT = 1.3            # a lone die whose outline is longer than this is on an edge / leaning
+
+# cutting clusters
+SPLIT_ASPECT = 1.45           # longest a die cut out of a cluster may be (the cut is rough)
+COLOUR_WEIGHT = 0.5           # how far apart (in die sides) k-means sees two clearly different colours
+KMEANS_POINTS_PER_DIE = 250   # pixels per die that k-means fits its centres on
+KMEANS_ATTEMPTS = 2           # k-means restarts (the best is kept)
+MAX_SPLIT_TRIES = 10          # dice counts tried when cutting one cluster
+
+# dice found by their pips (white on white)
+PIP_RADIUS = 0.08             # a pip's radius, in die sides (of the die's whole blob)
+PIP_CONTRAST = 30.0           # least darkening (Lab L) of a pip against its face
+PIP_LINK = 0.45               # pips of one face lie closer than this (die sides)
+PIP_FACE_SPREAD = 0.85        # widest a face's pips spread (the 2's diagonal), in face sides
+FACE_OF_BLOB = 1.0            # a top face's side against its whole blob's
+FACE_EVENNESS = 40.0          # spread (Lab L, 10-90 %) of a plain face's plastic between its pips
+RING_EDGE = 4.0               # a pip-found die's outline edges against the photo's median edge
 
 
 @dataclass
@@ -359,13 +371,9 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         yield (blob.mask, blob.x0, blob.y0), ((EDGE,) if leaning else ())
         return
     if convex and area_ratio < TWO_DICE_AREA and aspect <= 2 * EDGE_ASPECT - 1:
-        # too small for two dice: one die showing a long side, either lying flat and seen at a
-        # slant or in its own shadow (its top face is then a square), or leaning (it is not)
-        top = _square_top(blob, lab)
-        if top is not None:
-            yield (top, blob.x0, blob.y0), ()
-        else:
-            yield (blob.mask, blob.x0, blob.y0), (EDGE,)
+        # too small for two dice: one die showing a long side (leaning, or seen at a slant), or a
+        # die resting on another; both are re-rolled
+        yield (blob.mask, blob.x0, blob.y0), (EDGE,)
         return
     parts, good = _split_cluster(blob, expected, lab)
     for part, fine in zip(parts, good):
@@ -436,7 +444,7 @@ def _kmeans_parts(blob: _Blob, k: int, colour: np.ndarray) -> list[np.ndarray]:
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
     cv2.setRNGSeed(7)
     step = max(1, len(pts) // (KMEANS_POINTS_PER_DIE * k))   # fit on a sample, then label every pixel
-    _, _, centres = cv2.kmeans(pts[::step], k, None, criteria, 2, cv2.KMEANS_PP_CENTERS)
+    _, _, centres = cv2.kmeans(pts[::step], k, None, criteria, KMEANS_ATTEMPTS, cv2.KMEANS_PP_CENTERS)
     labels = np.argmin(((pts[:, None, :] - centres[None, :, :]) ** 2).sum(-1), axis=1)
     parts = []
     for label in range(k):

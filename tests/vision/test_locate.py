@@ -186,3 +186,16 @@ def test_a_tray_of_touching_dice_is_cut_into_one_candidate_per_die():
     for die in truth:
         assert len(matches(die, found)) == 1
     assert len(found) == len(truth) and all(not c.flags for c in found)
+
+
+@pytest.mark.parametrize("seed", [10, 14])
+def test_a_die_resting_on_another_is_flagged_not_counted(seed):
+    # the pair shows as one oversized or long outline: it must be flagged (edge or stacked: both
+    # dice are re-rolled), never counted as one clean die. Known weak spot: a die lying almost
+    # squarely on another looks like one slightly big die and is not always caught.
+    image, truth = synth.render_tray(seed, 6, stacked=1)
+    found = find_dice(image)
+    for die in (d for d in truth if "stacked" in d["flags"]):
+        hit = [c for c in found if np.hypot(c.center[0] - die["center"][0], c.center[1] - die["center"][1])
+               < 0.7 * die["size"]]
+        assert hit and all(c.flags for c in hit)
