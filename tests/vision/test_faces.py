@@ -1,13 +1,14 @@
 """vision.faces on real image data: synthetic trays with exact truth, byler-d6 photos, junk."""
 from __future__ import annotations
 
-import json
 import cv2
 import numpy as np
 import pytest
 
 from vision import faces, locate, synth
+from vision.calibration import Calibration
 from vision.types import Candidate
+
 
 def candidate(corners) -> Candidate:
     pts = np.asarray(corners, np.float32)
@@ -36,8 +37,7 @@ def test_every_face_and_colour_reads_right(view):
     seen = [d["seen"] for d in dice]
     got = [r.value for r in reads]
     assert got == seen
-    assert all(r.kind == "pips" and r.confidence >= faces.MIN_NET_PROB * (1 - faces.MAX_LAYOUT_ERROR)
-               for r in reads)
+    assert all(r.kind == "pips" and r.confidence >= 0.5 for r in reads)
 
 
 @pytest.mark.parametrize("die_px", [(24, 27), (140, 160)], ids=["25px", "150px"])
@@ -76,12 +76,13 @@ def test_untaught_paco_is_refused_never_counted():
 
 
 @pytest.mark.parametrize("picture_faces, face", [("paco", 1), ("skull", 1), ("emblem", 6)])
-def test_taught_picture_face_reads_as_its_value(picture_faces, face):
-    """Taught from one calibration photo, read on another photo with other dice around it."""
+def test_taught_picture_face_reads_as_its_value(picture_faces, face, tmp_path):
+    """Taught from one calibration photo, kept in a calibration file, read on another photo with
+    other dice around it."""
     lesson, lesson_truth = synth.render_tray(40, 5, picture_faces=picture_faces, faces=[face] * 5,
                                              clusters=0.0)
-    calibration = {"faces": {str(face): teach_from(lesson, lesson_truth, "above", face)}}
-    json.dumps(calibration)  # stored as plain JSON in the calibration file
+    Calibration(faces={str(face): teach_from(lesson, lesson_truth, "above", face)}).save(tmp_path / "cal.json")
+    calibration = Calibration.load(tmp_path / "cal.json")
     values = [face, face, 2, 3, 4, 5, 7 - face, face]
     image, truth = synth.render_tray(41, len(values), picture_faces=picture_faces, faces=values, clusters=0.0)
     dice, reads = read_all(image, truth, "above", calibration)
