@@ -36,6 +36,7 @@ BAND_ASPECT = 3.5             # a blob longer than this and filling its rectangl
 TOP_ASPECT = 1.2              # a flat die's top face is this square or better
 TOP_TOLERANCE = 10.0          # Lab distance within which the top face's plastic counts as one colour
 TOP_SHARE = 0.45              # ...and covers at least this share of its blob (the rest: sides, shadow)
+MARK_CONTRAST = 30.0          # least spread (Lab L, sharp detail) of a die's marks: pips, a picture
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 
 # cutting clusters
@@ -503,11 +504,13 @@ def _plain(blob: _Blob, lum: np.ndarray) -> bool:
     """True when the blob's inside has no marks: no pips, no picture."""
     h, w = blob.mask.shape
     inner = cv2.erode(blob.mask.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
-    values = lum[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w][inner]
-    if len(values) < 10:
+    if inner.sum() < 10:
         return True
-    low, high = np.percentile(values, (3, 97))
-    return high - low < 30
+    crop = lum[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w].astype(np.float32)
+    # marks are sharp: a smooth ramp of light (glare, a lamp's hot spot) is no mark
+    sharp = crop - cv2.GaussianBlur(crop, (0, 0), max(2.0, 0.25 * np.sqrt(blob.area)))
+    low, high = np.percentile(sharp[inner], (3, 97))
+    return high - low < MARK_CONTRAST
 
 
 def _pip_dice(lab: np.ndarray, expected: float, free: np.ndarray):

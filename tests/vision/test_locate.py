@@ -199,3 +199,13 @@ def test_a_die_resting_on_another_is_flagged_not_counted(seed):
         hit = [c for c in found if np.hypot(c.center[0] - die["center"][0], c.center[1] - die["center"][1])
                < 0.7 * die["size"]]
         assert hit and all(c.flags for c in hit)
+
+
+@pytest.mark.parametrize("seed,n_dice", [(20240008, 9), (20240002, 17)])
+def test_a_lamps_hot_spot_seen_from_below_is_not_cut_into_dice(seed, n_dice):
+    # from below, the lamp shines through the clear tray as a bright smooth spot around some dice:
+    # a smooth ramp of light carries no marks, so it yields no candidates, and the dice in it stay
+    image, truth = synth.render_tray(seed, n_dice, view="below")
+    found = find_dice(image)
+    assert len(found) == n_dice
+    assert all(len(matches(die, found)) == 1 for die in truth)
