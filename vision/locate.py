@@ -30,6 +30,7 @@ MAX_HOLE_FRACTION = 0.15      # holes filled up to this side (fraction of the sh
 SINGLE_MAX_AREA = 1.65        # a convex square blob up to this area is one die
 BIG_DIE_AREA = 3.0            # ...and a square, convex one up to this (a big die among small ones)
 LEAN_CHECK_AREA = 1.45        # a lone blob bigger than this must show a square top face, else edge
+LONE_DIE_AREA = 1.25          # a convex blob smaller than this is one die, however long
 TWO_DICE_AREA = 1.75          # a convex blob smaller than this is not two dice
 EDGE_ASPECT = 1.3             # a lone die whose outline is longer than this is on an edge / leaning
 BAND_ASPECT = 3.5             # a blob longer than this and filling its rectangle is a band, not dice
@@ -371,7 +372,7 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         leaning = LEAN_CHECK_AREA < area_ratio <= SINGLE_MAX_AREA and _square_top(blob, lab) is None
         yield (blob.mask, blob.x0, blob.y0), ((EDGE,) if leaning else ())
         return
-    if convex and area_ratio < TWO_DICE_AREA and aspect <= 2 * EDGE_ASPECT - 1:
+    if convex and (area_ratio < TWO_DICE_AREA and aspect <= 2 * EDGE_ASPECT - 1 or area_ratio < LONE_DIE_AREA):
         # too small for two dice: one die showing a long side (leaning, or seen at a slant), or a
         # die resting on another; both are re-rolled
         yield (blob.mask, blob.x0, blob.y0), (EDGE,)
