@@ -515,65 +515,73 @@ def _plain(blob: _Blob, lum: np.ndarray) -> bool:
 
 
 def _pip_dice(lab: np.ndarray, expected: float, free: np.ndarray):
-    """Dice that the colour foreground missed (a white die on a white board), found by their pips:
-    small dark round spots of one size, in groups no wider than a face, ringed by the die's outline.
+    """Dice that the colour foreground missed (a white die on a white board, a black one on dark
+    felt), found by their pips: small round spots of one size, darker (or lighter) than the face
+    all round, in groups no wider than a face, ringed by the die's outline on an even face.
     Yields (region, flags) like `_split`; a group too big for one face is reported flagged."""
     lum = lab[..., 0].astype(np.float32)
     pip = max(1.0, PIP_RADIUS * expected)
     response = cv2.GaussianBlur(lum, (0, 0), 2.5 * pip) - cv2.GaussianBlur(lum, (0, 0), 0.7 * pip)
-    noise = float(np.median(np.abs(response))) * 1.4826 + 1.0
-    threshold = max(PIP_CONTRAST, 6 * noise)
+    threshold = max(PIP_CONTRAST, 6 * (float(np.median(np.abs(response[::2, ::2]))) * 1.4826 + 1.0))
+    grad = None
+    h, w = lum.shape
+    for dark in (True, False):
+        pts = _pips(lum, response if dark else -response, threshold, pip, free, dark)
+        if len(pts) == 0 or len(pts) > 400:
+            continue
+        if grad is None:
+            grad = cv2.GaussianBlur(_gradient(lab), (0, 0), 1.0)
+            grad_level = float(np.median(grad)) + 1.0
+        group = _merge_groups(pts, _groups(pts, PIP_LINK * expected), FACE_OF_BLOB * expected)
+        for g in np.unique(group):
+            members = pts[group == g]
+            spread = float(np.max(np.hypot(*(members[:, None, :] - members[None, :, :]).transpose(2, 0, 1))))
+            centre = members.mean(axis=0)
+            angle = 0.0
+            if len(members) >= 2:
+                (_, _), (rw, rh), rangle = cv2.minAreaRect(members)
+                angle = rangle if len(members) >= 4 else rangle - 45.0
+            side = FACE_OF_BLOB * expected
+            if len(members) > 6 or spread > 0.9 * side:
+                side = max(side, spread / 0.8)
+                flags = (STACKED,)
+            else:
+                flags = ()
+            # the die's outline: edges on a ring half a face out from the pips' centre
+            ring = np.zeros((h, w), np.uint8)
+            cv2.circle(ring, (int(round(centre[0])), int(round(centre[1]))), int(round(0.55 * side)), 1,
+                       max(1, int(0.12 * side)))
+            ring_edges = float(grad[ring > 0].mean()) if ring.any() else 0.0
+            if ring_edges < RING_EDGE * grad_level:
+                continue
+            if not flags and not _plain_face(lum, centre, side, angle, dark):
+                continue  # marks everywhere: a textured table (wood grain, print), not a die's face
+            box = cv2.boxPoints(((float(centre[0]), float(centre[1])), (side, side), angle))
+            mask = np.zeros((h, w), np.uint8)
+            cv2.fillPoly(mask, [np.int32(np.round(box))], 1)
+            x0, y0 = max(0, int(box[:, 0].min())), max(0, int(box[:, 1].min()))
+            x1, y1 = min(w, int(box[:, 0].max()) + 1), min(h, int(box[:, 1].max()) + 1)
+            yield (mask[y0:y1, x0:x1].astype(bool), x0, y0), flags
+
+
+def _pips(lum: np.ndarray, response: np.ndarray, threshold: float, pip: float, allowed: np.ndarray,
+          dark: bool) -> np.ndarray:
+    """Centres (x, y) of pips: peaks of the centre-surround `response` that are darker (or
+    lighter) than the face all round them (a step edge differs on one side only). N×2."""
     size = 2 * int(1.5 * pip) + 1
-    peaks = (response > threshold) & (response >= cv2.dilate(response, np.ones((size, size), np.uint8))) & free
+    peaks = (response > threshold) & (response >= cv2.dilate(response, np.ones((size, size), np.uint8))) & allowed
     ys, xs = np.nonzero(peaks)
-    if len(xs) == 0 or len(xs) > 400:
-        return
-    # a pip is dark all round: brighter face on every side (a step edge is dark on one side only)
     h, w = lum.shape
     turns = np.linspace(0, 2 * np.pi, 8, endpoint=False)
     around_x = np.clip(np.round(xs[:, None] + 2.2 * pip * np.cos(turns)), 0, w - 1).astype(int)
     around_y = np.clip(np.round(ys[:, None] + 2.2 * pip * np.sin(turns)), 0, h - 1).astype(int)
-    ringed = (lum[around_y, around_x] - lum[ys, xs][:, None]).min(axis=1) > PIP_CONTRAST / 2
-    xs, ys = xs[ringed], ys[ringed]
-    if len(xs) == 0:
-        return
-    pts = np.column_stack([xs, ys]).astype(np.float32)
-    group = _merge_groups(pts, _groups(pts, PIP_LINK * expected), FACE_OF_BLOB * expected)
-    grad = cv2.GaussianBlur(_gradient(lab), (0, 0), 1.0)
-    grad_level = float(np.median(grad)) + 1.0
-    for g in np.unique(group):
-        members = pts[group == g]
-        spread = float(np.max(np.hypot(*(members[:, None, :] - members[None, :, :]).transpose(2, 0, 1))))
-        centre = members.mean(axis=0)
-        angle = 0.0
-        if len(members) >= 2:
-            (_, _), (rw, rh), rangle = cv2.minAreaRect(members)
-            angle = rangle if len(members) >= 4 else rangle - 45.0
-        side = FACE_OF_BLOB * expected
-        if len(members) > 6 or spread > 0.9 * side:
-            side = max(side, spread / 0.8)
-            flags = (STACKED,)
-        else:
-            flags = ()
-        # the die's outline: edges on a ring half a face out from the pips' centre
-        ring = np.zeros((h, w), np.uint8)
-        cv2.circle(ring, (int(round(centre[0])), int(round(centre[1]))), int(round(0.55 * side)), 1,
-                   max(1, int(0.12 * side)))
-        ring_edges = float(grad[ring > 0].mean()) if ring.any() else 0.0
-        if ring_edges < RING_EDGE * grad_level:
-            continue
-        box = cv2.boxPoints(((float(centre[0]), float(centre[1])), (side, side), angle))
-        mask = np.zeros((h, w), np.uint8)
-        cv2.fillPoly(mask, [np.int32(np.round(box))], 1)
-        if not flags and not _plain_face(lum, centre, side, angle):
-            continue  # marks everywhere: a textured table (wood grain, print), not a die's face
-        x0, y0 = max(0, int(box[:, 0].min())), max(0, int(box[:, 1].min()))
-        x1, y1 = min(w, int(box[:, 0].max()) + 1), min(h, int(box[:, 1].max()) + 1)
-        yield (mask[y0:y1, x0:x1].astype(bool), x0, y0), flags
+    step = lum[around_y, around_x] - lum[ys, xs][:, None]
+    ringed = (step if dark else -step).min(axis=1) > PIP_CONTRAST / 2
+    return np.column_stack([xs[ringed], ys[ringed]]).astype(np.float32)
 
 
-def _plain_face(lum: np.ndarray, centre, side: float, angle: float) -> bool:
-    """True when the face around a pip group is one even plastic apart from its dark pips."""
+def _plain_face(lum: np.ndarray, centre, side: float, angle: float, dark: bool) -> bool:
+    """True when the face around a pip group is one even plastic apart from its pips."""
     inner = np.zeros(lum.shape, np.uint8)
     box = cv2.boxPoints(((float(centre[0]), float(centre[1])), (0.7 * side, 0.7 * side), angle))
     cv2.fillPoly(inner, [np.int32(np.round(box))], 1)
@@ -581,7 +589,7 @@ def _plain_face(lum: np.ndarray, centre, side: float, angle: float) -> bool:
     if len(values) < 9:
         return False
     body = float(np.median(values))
-    plastic = values[values > body - PIP_CONTRAST / 2]
+    plastic = values[values > body - PIP_CONTRAST / 2] if dark else values[values < body + PIP_CONTRAST / 2]
     low, high = np.percentile(plastic, (10, 90))
     return high - low < FACE_EVENNESS
 

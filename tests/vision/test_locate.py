@@ -209,3 +209,12 @@ def test_a_lamps_hot_spot_seen_from_below_is_not_cut_into_dice(seed, n_dice):
     found = find_dice(image)
     assert len(found) == n_dice
     assert all(len(matches(die, found)) == 1 for die in truth)
+
+
+def test_black_dice_on_dark_felt_seen_from_below_are_found_by_their_light_pips():
+    # black dice on a dark cloth barely differ from it; their light pips (ringed by darker
+    # plastic all round) still find them
+    image, truth = synth.render_tray(202401003, 7, view="below", picture_faces="paco", scene_seed=202401)
+    found = find_dice(image)
+    assert len(found) == len(truth)
+    assert all(len(matches(die, found)) == 1 for die in truth)
