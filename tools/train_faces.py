@@ -576,7 +576,7 @@ def main(argv=None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train")
     train.add_argument("--seed", type=int, default=7)
-    train.add_argument("--epochs", type=int, default=30)
+    train.add_argument("--epochs", type=int, default=45)
     train.add_argument("--cache", help="keep/reuse the built training set in this .npz file")
     train.add_argument("--byler-variants", type=int, default=24,
                        help="jittered cuts of each byler-d6 train-split die")

@@ -384,8 +384,8 @@ def _second_look(crop: np.ndarray, probs: np.ndarray, other_cuts) -> FaceRead | 
     this crop and then on other cuts of the die, where the classifier must agree again."""
     expected = int(np.argmax(probs))
     prob = float(probs[expected])
-    if expected == 0 or prob < SECOND_LOOK_PROB:
-        return None
+    if expected <= 1 or prob < SECOND_LOOK_PROB:
+        return None  # a lone blob turns up at some cut of almost any picture: aces get no second look
     error = verify_pips(crop, expected)
     if error <= VERIFY_LAYOUT_ERROR:
         return FaceRead(expected, round(prob * (1.0 - error), 4), "pips")
