@@ -371,8 +371,10 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
     templates = _taught_templates(calibration)
     reads = []
     for i, (crop, (_, dist, contrast), p) in enumerate(zip(crops, offsets, probs)):
-        read = _decide(crop, _count_pips(dist, contrast), p, templates, contrast >= MIN_FACE_CONTRAST)
-        if read.value is None:
+        count, layout_error = pips = _count_pips(dist, contrast)
+        read = _decide(crop, pips, p, templates, contrast >= MIN_FACE_CONTRAST)
+        counted_otherwise = 1 <= count <= 6 and layout_error <= MAX_LAYOUT_ERROR
+        if read.value is None and not counted_otherwise:  # a clear disagreement stays one
             read = _second_look(crop, p, (lambda i=i: other_cuts(i)) if other_cuts else list) or read
         reads.append(read)
     return reads
