@@ -40,6 +40,7 @@ SECOND_LOOK_PROB = 0.9     # classifier certainty before the pip counter looks a
 VERIFY_LAYOUT_ERROR = 0.3  # ...which then allows for the slant of a die seen off-centre
 MIN_FACE_CONTRAST = 12.0   # colour distance below which a face has no visible marks at all
 MIN_ACE_FILL = 0.62        # share of its bounding box a lone pip fills (a disc: 0.79; a star: 0.5)
+MAX_MIDDLE_MARK = 0.5      # mark strength (of the pip cut) allowed where a 3's or 5's middle pip would be
 # A taught picture is recognised when its normalised correlation with one of its templates
 # reaches MIN_TEMPLATE_SCORE and the classifier calls the face "not pips", or on correlation
 # alone from SURE_TEMPLATE_SCORE. Measured on vision.synth trays: taught pacos and skulls score
@@ -270,6 +271,11 @@ def _pips_at(scaled: np.ndarray, level: float) -> tuple[int, float]:
     error = _layout_error(np.stack([cx[pips], cy[pips]], 1), area[pips] / unit)
     if stray:  # a mark that is no pip: a picture, a swirl, a glare streak
         error = max(error, 0.5 + 0.1 * stray)
+    if count in (2, 4):  # a faint middle pip (glare on it) would make this a 3 or a 5
+        mx, my = int(round(cx[pips].mean() * side - 0.5)), int(round(cy[pips].mean() * side - 0.5))
+        middle = scaled[max(my - 1, 0):my + 2, max(mx - 1, 0):mx + 2].astype(np.float32)
+        if middle.size and float(middle.mean()) > MAX_MIDDLE_MARK * level:
+            error = 1.0
     if count == 1:  # an ace's pip is a filled disc; a picture's middle (a star, a beak) is not
         only = int(np.nonzero(pips)[0][0])
         if area[only] / (w[only] * h[only]) < MIN_ACE_FILL:
