@@ -41,6 +41,7 @@ VERIFY_LAYOUT_ERROR = 0.3  # ...which then allows for the slant of a die seen of
 MIN_FACE_CONTRAST = 12.0   # colour distance below which a face has no visible marks at all
 MIN_ACE_FILL = 0.62        # share of its bounding box a lone pip fills (a disc: 0.79; a star: 0.5)
 MAX_MIDDLE_MARK = 0.5      # mark strength (of the pip cut) allowed where a 3's or 5's middle pip would be
+AMBIGUOUS = 0.99           # layout error of a 2 or 4 that may be a 3 or 5: refused, and no second look
 # A taught picture is recognised when its normalised correlation with one of its templates
 # reaches MIN_TEMPLATE_SCORE and the classifier calls the face "not pips", or on correlation
 # alone from SURE_TEMPLATE_SCORE. Measured on vision.synth trays: taught pacos and skulls score
@@ -275,7 +276,7 @@ def _pips_at(scaled: np.ndarray, level: float) -> tuple[int, float]:
         mx, my = int(round(cx[pips].mean() * side - 0.5)), int(round(cy[pips].mean() * side - 0.5))
         middle = scaled[max(my - 1, 0):my + 2, max(mx - 1, 0):mx + 2].astype(np.float32)
         if middle.size and float(middle.mean()) > MAX_MIDDLE_MARK * level:
-            error = 1.0
+            error = AMBIGUOUS
     if count == 1:  # an ace's pip is a filled disc; a picture's middle (a star, a beak) is not
         only = int(np.nonzero(pips)[0][0])
         if area[only] / (w[only] * h[only]) < MIN_ACE_FILL:
@@ -379,7 +380,7 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
     for i, (crop, (_, dist, contrast), p) in enumerate(zip(crops, offsets, probs)):
         count, layout_error = pips = _count_pips(dist, contrast)
         read = _decide(crop, pips, p, templates, contrast >= MIN_FACE_CONTRAST)
-        counted_otherwise = 1 <= count <= 6 and layout_error <= MAX_LAYOUT_ERROR
+        counted_otherwise = 1 <= count <= 6 and (layout_error <= MAX_LAYOUT_ERROR or layout_error == AMBIGUOUS)
         if read.value is None and not counted_otherwise:  # a clear disagreement stays one
             read = _second_look(crop, p, (lambda i=i: other_cuts(i)) if other_cuts else list) or read
         reads.append(read)
