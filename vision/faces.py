@@ -41,6 +41,7 @@ VERIFY_LAYOUT_ERROR = 0.3  # ...which then allows for the slant of a die seen of
 MIN_FACE_CONTRAST = 12.0   # colour distance below which a face has no visible marks at all
 MIN_ACE_FILL = 0.62        # share of its bounding box a lone pip fills (a disc: 0.79; a star: 0.5)
 MAX_MIDDLE_MARK = 0.5      # mark strength (of the pip cut) allowed where a 3's or 5's middle pip would be
+MAX_PAINT_SPREAD = 0.6     # colour difference between pips allowed, relative to their contrast
 AMBIGUOUS = 0.99           # layout error of a 2 or 4 that may be a 3 or 5: refused, and no second look
 # A taught picture is recognised when its normalised correlation with one of its templates
 # reaches MIN_TEMPLATE_SCORE and the classifier calls the face "not pips", or on correlation
@@ -200,18 +201,19 @@ def count_pips(face_bgr: np.ndarray) -> tuple[int, float]:
     Marks are kept as pips when round (second moments), pip-sized and away from the crop's rim;
     pips on the die's visible sides are foreshortened, so they are smaller and flatter than the
     top face's and are dropped. The kept positions must match a real pip pattern."""
-    return _count_pips(*mark_map(face_bgr))
+    diff, dist, contrast = _colour_offsets(face_bgr)
+    return _count_pips(diff, dist, contrast)
 
 
-def _count_pips(dist: np.ndarray, contrast: float) -> tuple[int, float]:
+def _count_pips(diff: np.ndarray, dist: np.ndarray, contrast: float) -> tuple[int, float]:
     if contrast < MIN_FACE_CONTRAST:
         return 0, 1.0
     scaled = np.clip(dist * (255.0 / contrast), 0, 255).astype(np.uint8)
     otsu, _ = cv2.threshold(scaled, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     low = max(otsu, 90.0)
-    best = _pips_at(scaled, low)
+    best = _pips_at(scaled, low, diff)
     if best[1] > 0.0:  # blurred pips may merge: a higher cut separates them
-        higher = _pips_at(scaled, low + 0.4 * (255.0 - low))
+        higher = _pips_at(scaled, low + 0.4 * (255.0 - low), diff)
         if higher[1] < best[1]:
             best = higher
     return best
@@ -238,14 +240,15 @@ def verify_pips(face_bgr: np.ndarray, expected: int) -> float:
         otsu, _ = cv2.threshold(scaled, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
         low = max(otsu, 90.0)
         for step in (0.0, 0.2, 0.4, 0.6):
-            count, error = _pips_at(scaled, low + step * (255.0 - low))
+            count, error = _pips_at(scaled, low + step * (255.0 - low), diff)
             if count == expected:
                 best = min(best, error)
     return best
 
 
-def _pips_at(scaled: np.ndarray, level: float) -> tuple[int, float]:
-    """(pip count, layout error) of the marks above `level`."""
+def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, float]:
+    """(pip count, layout error) of the marks above `level`; `diff` holds each pixel's colour
+    offset from the body, since all pips of a face are painted in one colour."""
     side = scaled.shape[0]
     mask = (scaled > level).astype(np.uint8)
     n, labels, stats, centroids = cv2.connectedComponentsWithStats(mask, connectivity=4)
@@ -272,6 +275,14 @@ def _pips_at(scaled: np.ndarray, level: float) -> tuple[int, float]:
     error = _layout_error(np.stack([cx[pips], cy[pips]], 1), area[pips] / unit)
     if stray:  # a mark that is no pip: a picture, a swirl, a glare streak
         error = max(error, 0.5 + 0.1 * stray)
+    if count >= 2:  # one paint for every pip: a blob of another colour is a swirl, not a pip
+        which = labels.ravel()
+        sizes = np.maximum(np.bincount(which, minlength=n), 1)[1:][pips]
+        paint = np.stack([np.bincount(which, diff[..., c].ravel(), n)[1:][pips] for c in range(3)], 1)
+        paint /= sizes[:, None]
+        spread = float(np.sqrt(((paint[:, None] - paint[None]) ** 2).sum(-1)).max())
+        if spread > MAX_PAINT_SPREAD * float(np.sqrt((paint ** 2).sum(1)).mean()):
+            error = max(error, 0.6)
     if count in (2, 4):  # a faint middle pip (glare on it) would make this a 3 or a 5
         mx, my = int(round(cx[pips].mean() * side - 0.5)), int(round(cy[pips].mean() * side - 0.5))
         middle = scaled[max(my - 1, 0):my + 2, max(mx - 1, 0):mx + 2].astype(np.float32)
@@ -377,8 +388,8 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
     probs = load_model().probabilities(np.stack([_net_input(*o) for o in offsets]))
     templates = _taught_templates(calibration)
     reads = []
-    for i, (crop, (_, dist, contrast), p) in enumerate(zip(crops, offsets, probs)):
-        count, layout_error = pips = _count_pips(dist, contrast)
+    for i, (crop, (diff, dist, contrast), p) in enumerate(zip(crops, offsets, probs)):
+        count, layout_error = pips = _count_pips(diff, dist, contrast)
         read = _decide(crop, pips, p, templates, contrast >= MIN_FACE_CONTRAST)
         counted_otherwise = 1 <= count <= 6 and (layout_error <= MAX_LAYOUT_ERROR or layout_error == AMBIGUOUS)
         if read.value is None and not counted_otherwise:  # a clear disagreement stays one
