@@ -39,6 +39,9 @@ TOP_TOLERANCE = 10.0          # Lab distance within which the top face's plastic
 TOP_SHARE = 0.45              # ...and covers at least this share of its blob (the rest: sides, shadow)
 MARK_CONTRAST = 30.0          # least spread (Lab L, sharp detail) of a die's marks: pips, a picture
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
+UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
+UNDER_CHROMA = 10.0           # least Lab chroma for a hue to count (greys have none)
+UNDER_AREA = 0.05             # a patch of another colour beside the top face this big (die areas): a die under it
 
 # cutting clusters
 SPLIT_ASPECT = 1.45           # longest a die cut out of a cluster may be (the cut is rough)
@@ -370,7 +373,11 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
     if aspect <= EDGE_ASPECT and ((convex and area_ratio <= SINGLE_MAX_AREA) or big_square):
         # a die standing on an edge shows two faces, none of them a square
         leaning = LEAN_CHECK_AREA < area_ratio <= SINGLE_MAX_AREA and _square_top(blob, lab) is None
-        yield (blob.mask, blob.x0, blob.y0), ((EDGE,) if leaning else ())
+        if leaning:
+            flags = (EDGE,)
+        else:
+            flags = (STACKED,) if _die_underneath(blob, lab, expected) else ()
+        yield (blob.mask, blob.x0, blob.y0), flags
         return
     if convex and (area_ratio < TWO_DICE_AREA and aspect <= 2 * EDGE_ASPECT - 1 or area_ratio < LONE_DIE_AREA):
         # too small for two dice: one die showing a long side (leaning, or seen at a slant), or a
@@ -394,6 +401,42 @@ def _square_top(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
     if min(rw, rh) < 1 or max(rw, rh) / min(rw, rh) > TOP_ASPECT or rw * rh < TOP_SHARE * blob.area:
         return None
     return top.astype(bool)
+
+
+def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float) -> bool:
+    """True when a die-shaped blob shows, beside its top face, a sizeable patch of plastic of
+    another colour: a die resting almost squarely on another (the pair's outline is then about
+    one die's) shows the lower die's edge around it. A die's own sides are its top's hue, only
+    darker, and its shadow is the board's hue, so neither counts."""
+    top = _top_region(blob, lab)
+    if top is None:
+        return False
+    h, w = blob.mask.shape
+    pad = max(2, int(0.15 * expected))
+    y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
+    crop = cv2.medianBlur(np.ascontiguousarray(lab[y0:blob.y0 + h + pad, x0:blob.x0 + w + pad]), 5)
+    crop = crop.astype(np.float32)
+    mask = np.zeros(crop.shape[:2], np.uint8)
+    mask[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w] = blob.mask
+    top_mask = np.zeros_like(mask)
+    top_mask[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w] = top
+    ring = cv2.dilate(mask, np.ones((2 * pad + 1,) * 2, np.uint8)) > mask
+    rest = (mask > 0) & ~cv2.dilate(top_mask, np.ones((5, 5), np.uint8)).astype(bool)
+    a, b = crop[..., 1] - 128.0, crop[..., 2] - 128.0
+    chroma = np.hypot(a, b)
+    other = chroma > UNDER_CHROMA
+    for place in (top_mask > 0, ring):
+        if not place.any():
+            continue
+        ref_a, ref_b = float(np.median(a[place])), float(np.median(b[place]))
+        ref_chroma = float(np.hypot(ref_a, ref_b))
+        if ref_chroma > UNDER_CHROMA:
+            cosine = (a * ref_a + b * ref_b) / np.maximum(chroma * ref_chroma, 1e-6)
+            other &= cosine < np.cos(np.radians(UNDER_HUE))
+        elif place is not ring:
+            other &= chroma > 2.5 * ref_chroma      # a coloured die under a grey one
+    other = cv2.morphologyEx((rest & other).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    return other.sum() > UNDER_AREA * expected * expected
 
 
 def _top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:

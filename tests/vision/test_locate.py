@@ -113,6 +113,13 @@ def test_real_photos_every_die_found_once(byler_truth, name):
     assert len(found) == len(row["dice"])
 
 
+def test_a_real_dies_own_sides_are_not_taken_for_a_die_under_it(byler_truth):
+    # the closest call on the byler train split: a die's sides are its top's hue, only darker
+    row = next(r for r in byler_truth if r["image"].endswith("IMG_20191208_111833.jpg"))
+    found = find_dice(cv2.imread(row["path"]))
+    assert len(found) == len(row["dice"]) and not any(c.flags for c in found)
+
+
 def test_touching_dice_on_a_real_photo_are_split(byler_truth):
     # two pairs of touching dice (black+white, red+white) and two lone dice on the white board
     row = next(r for r in byler_truth if r["image"].endswith("IMG_20191209_100054.jpg"))
@@ -188,11 +195,12 @@ def test_a_tray_of_touching_dice_is_cut_into_one_candidate_per_die():
     assert len(found) == len(truth) and all(not c.flags for c in found)
 
 
-@pytest.mark.parametrize("seed", [10, 14])
+@pytest.mark.parametrize("seed", [0, 10, 13, 14, 23])
 def test_a_die_resting_on_another_is_flagged_not_counted(seed):
-    # the pair shows as one oversized or long outline: it must be flagged (edge or stacked: both
-    # dice are re-rolled), never counted as one clean die. Known weak spot: a die lying almost
-    # squarely on another looks like one slightly big die and is not always caught.
+    # the pair shows as one oversized or long outline, or (seeds 0, 13, 23: resting almost squarely)
+    # as one die-sized outline with the lower die's edge, of another colour, beside the top face:
+    # it must be flagged (edge or stacked: both dice are re-rolled), never counted as one clean die.
+    # Known weak spot: a die resting squarely on one of its own colour.
     image, truth = synth.render_tray(seed, 6, stacked=1)
     found = find_dice(image)
     for die in (d for d in truth if "stacked" in d["flags"]):
