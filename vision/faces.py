@@ -174,13 +174,6 @@ def _opponent(image_bgr: np.ndarray) -> np.ndarray:
     return image_bgr.astype(np.float32) @ _OPPONENT
 
 
-def mark_map(face_bgr: np.ndarray) -> tuple[np.ndarray, float]:
-    """Per-pixel colour distance from the die's body colour, and the face's mark contrast:
-    dark pips on light dice, light pips on dark dice and coloured pips all score high."""
-    _, dist, contrast = _colour_offsets(face_bgr)
-    return dist, contrast
-
-
 def net_input(face_bgr: np.ndarray) -> np.ndarray:
     """The classifier's input, CANON x CANON x 4: the mark map scaled to 0..1 by the face's own
     contrast, and the colour offsets from the body colour (so colour tells pips from marbling)."""
