@@ -41,6 +41,7 @@ MARK_CONTRAST = 30.0          # least spread (Lab L, sharp detail) of a die's ma
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
 UNDER_CHROMA = 10.0           # least Lab chroma for a hue to count (greys have none)
+GREY_STEP = 50.0              # a grey die under a coloured one: this much brighter than the board (twice: darker)
 UNDER_AREA = 0.10             # a patch of another colour beside the top face this big (die areas): a die under it
 
 # cutting clusters
@@ -407,7 +408,8 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float) -> bool:
     """True when a die-shaped blob shows, beside its top face, a sizeable patch of plastic of
     another colour: a die resting almost squarely on another (the pair's outline is then about
     one die's) shows the lower die's edge around it. A die's own sides are its top's hue, only
-    darker, and its shadow is the board's hue, so neither counts."""
+    darker, and its shadow is the board's hue, so neither counts; a white or black die under a
+    coloured one counts when it is grey and far brighter or darker than the board."""
     top = _top_region(blob, lab)
     if top is None:
         return False
@@ -435,6 +437,12 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float) -> bool:
             other &= cosine < np.cos(np.radians(UNDER_HUE))
         elif place is not ring:
             other &= chroma > 2.5 * ref_chroma      # a coloured die under a grey one
+    top_ab = np.hypot(np.median(a[top_mask > 0]), np.median(b[top_mask > 0]))
+    if top_ab > 2 * UNDER_CHROMA and ring.any():
+        # a white or black die under a coloured one: grey, and far brighter or darker than the board
+        board = float(np.median(crop[..., 0][ring]))
+        lum = crop[..., 0]
+        other |= (chroma < 0.3 * top_ab) & ((lum > board + GREY_STEP) | (lum < board - 2 * GREY_STEP))
     # no opening: the lower die's edge may show only a few working pixels wide
     return int((rest & other).sum()) > UNDER_AREA * expected * expected
 
