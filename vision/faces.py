@@ -11,9 +11,10 @@ Two independent cues must agree before a value is given:
   misplaced crops).
 
 When the classifier is sure of a count that the counter's first cut did not confirm, the
-counter takes a second look for exactly that count (other thresholds, colour-only and
-lightness-only maps, other cuts of the die); it can confirm, never propose. When the cues
-disagree, or either is unsure, the answer is `None`: the die is flagged unreadable and re-rolled
+counter takes a second look for exactly that count (other thresholds, colour-only,
+lightness-only and one-colour-direction maps, other cuts of the die); it can confirm, never
+propose, and a clean first count that contradicts the classifier keeps the die refused.
+When the cues disagree, or either is unsure, the answer is `None`: the die is flagged unreadable and re-rolled
 rather than guessed. A picture face (a paco toucan, a skull, an emblem) is only read when the
 calibration holds templates made by `teach`; an untaught picture is never counted.
 """
@@ -38,6 +39,8 @@ MIN_ACE_PROB = 0.9         # an untaught picture is most easily taken for an ace
 MAX_LAYOUT_ERROR = 0.2
 SECOND_LOOK_PROB = 0.9     # classifier certainty before the pip counter looks again...
 VERIFY_LAYOUT_ERROR = 0.3  # ...which then allows for the slant of a die seen off-centre
+ACE_SECOND_LOOK_PROB = 0.97  # an ace (a swirl around its pip) gets a second look on this crop only,
+ACE_VERIFY_ERROR = 0.1       # for a filled disc near the middle (untaught pictures score p(1) < 0.5)
 MIN_FACE_CONTRAST = 12.0   # colour distance below which a face has no visible marks at all
 MIN_ACE_FILL = 0.62        # share of its bounding box a lone pip fills (a disc: 0.79; a star: 0.5)
 MAX_MIDDLE_MARK = 0.5      # mark strength (of the pip cut) allowed where a 3's or 5's middle pip would be
@@ -212,18 +215,27 @@ def _count_pips(diff: np.ndarray, dist: np.ndarray, contrast: float) -> tuple[in
     return best
 
 
-def verify_pips(face_bgr: np.ndarray, expected: int) -> float:
+def verify_pips(face_bgr: np.ndarray, expected: int, good_enough: float = MAX_LAYOUT_ERROR,
+                one_colour: bool = True) -> float:
     """Best layout error (1.0: none) of `expected` pips found at any of several cuts through the
-    face's colour-distance, colour-only and lightness-only maps.
+    face's colour-distance, colour-only, lightness-only and one-colour-direction maps.
 
     The pip counter's second mode, used only when it could not confirm the classifier's answer
     at its first cut: dark-red pips on a dark marbled die stand out in colour but not in
     lightness, white pips under glare the other way round. It still asks for that many round,
-    pip-sized blobs in that pattern, so it confirms a count; it never proposes one."""
+    pip-sized blobs in that pattern, so it confirms a count; it never proposes one. The search
+    stops at the first layout error at or below `good_enough`; `one_colour=False` skips the
+    one-colour-direction maps (the second look uses them on the die's first cut only, for speed)."""
     diff, dist, _ = _colour_offsets(face_bgr)
     m = max(1, face_bgr.shape[0] // 8)
     best = 1.0
-    for plane in (dist, np.sqrt(diff[..., 1] ** 2 + diff[..., 2] ** 2), np.abs(diff[..., 0])):
+    planes = [(dist, VERIFY_LAYOUT_ERROR), (np.sqrt(diff[..., 1] ** 2 + diff[..., 2] ** 2), VERIFY_LAYOUT_ERROR),
+              (np.abs(diff[..., 0]), VERIFY_LAYOUT_ERROR)]
+    # one colour direction only (red pips on a blue-and-black swirl): a cleaner pip map, but it
+    # also finds a side face's pips, so it must match the pattern as closely as a first cut
+    if one_colour:
+        planes += [(np.maximum(sign * diff[..., c], 0.0), MAX_LAYOUT_ERROR) for c in (1, 0, 2) for sign in (1.0, -1.0)]
+    for plane, allowed in planes:
         inner = plane[m:-m, m:-m].ravel()
         k = int(0.97 * (len(inner) - 1))
         contrast = float(np.partition(inner, k)[k])
@@ -232,10 +244,12 @@ def verify_pips(face_bgr: np.ndarray, expected: int) -> float:
         scaled = np.clip(plane * (255.0 / contrast), 0, 255).astype(np.uint8)
         otsu, _ = cv2.threshold(scaled, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
         low = max(otsu, 90.0)
-        for step in (0.0, 0.2, 0.4, 0.6):
+        for step in (0.0, 0.2, 0.4, 0.6, 0.75):
             count, error = _pips_at(scaled, low + step * (255.0 - low), diff)
-            if count == expected:
+            if count == expected and error <= allowed:
                 best = min(best, error)
+                if best <= good_enough:
+                    return best  # the caller needs no better: stop looking
     return best
 
 
@@ -364,7 +378,7 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
         """The same die cut a little differently, for the pip counter's second look."""
         outline = outlines[index]
         centre = outline.mean(0)
-        return [_cut(image_bgr, outline, view), _cut(image_bgr, (outline - centre) * 0.85 + centre, view)]
+        return [_cut(image_bgr, (outline - centre) * scale + centre, view) for scale in (1.0, 0.85, 1.2)]
 
     return read_crops(crops, calibration, other_cuts)
 
@@ -384,11 +398,26 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
     for i, (crop, (diff, dist, contrast), p) in enumerate(zip(crops, offsets, probs)):
         count, layout_error = pips = _count_pips(diff, dist, contrast)
         read = _decide(crop, pips, p, templates, contrast >= MIN_FACE_CONTRAST)
-        counted_otherwise = 1 <= count <= 6 and (layout_error <= MAX_LAYOUT_ERROR or layout_error == AMBIGUOUS)
-        if read.value is None and not counted_otherwise:  # a clear disagreement stays one
+        if read.value is None and _may_look_again(count, layout_error, int(np.argmax(p))):
             read = _second_look(crop, p, (lambda i=i: other_cuts(i)) if other_cuts else list) or read
         reads.append(read)
     return reads
+
+
+def _may_look_again(count: int, layout_error: float, expected: int) -> bool:
+    """Whether the pip counter's first cut leaves room for the classifier's count.
+
+    A 2 or 4 with a mark where a 3's or 5's middle pip would be stays refused. A clean count
+    settles it, except when the counter saw fewer pips that are not just a missing middle one
+    (dark-red pips on a dark marbled die, a pip under glare): a pip can vanish at one cut, but
+    a swirl turning into a middle pip is how a marbled 2 would pass for a 3."""
+    if not 1 <= count <= 6:
+        return True
+    if layout_error == AMBIGUOUS:
+        return False
+    if layout_error > MAX_LAYOUT_ERROR:
+        return True
+    return count < expected and (count, expected) not in ((2, 3), (4, 5))
 
 
 def _second_look(crop: np.ndarray, probs: np.ndarray, other_cuts) -> FaceRead | None:
@@ -397,16 +426,22 @@ def _second_look(crop: np.ndarray, probs: np.ndarray, other_cuts) -> FaceRead | 
     this crop and then on other cuts of the die, where the classifier must agree again."""
     expected = int(np.argmax(probs))
     prob = float(probs[expected])
-    if expected <= 1 or prob < SECOND_LOOK_PROB:
-        return None  # a lone blob turns up at some cut of almost any picture: aces get no second look
+    if expected == 1:  # a lone blob turns up at some cut of almost any picture: ask much more
+        error = verify_pips(crop, 1, ACE_VERIFY_ERROR) if prob >= ACE_SECOND_LOOK_PROB else 1.0
+        return FaceRead(1, round(prob * (1.0 - error), 4), "pips") if error <= ACE_VERIFY_ERROR else None
+    if expected == 0 or prob < SECOND_LOOK_PROB:
+        return None
     error = verify_pips(crop, expected)
     if error <= VERIFY_LAYOUT_ERROR:
         return FaceRead(expected, round(prob * (1.0 - error), 4), "pips")
-    for other in map(_canonical, other_cuts()):
-        again = float(load_model().probabilities(net_input(other)[None])[0][expected])
+    cuts = [_canonical(c) for c in other_cuts()]
+    if not cuts:
+        return None
+    agains = load_model().probabilities(np.stack([net_input(c) for c in cuts]))[:, expected]
+    for other, again in zip(cuts, map(float, agains)):
         if again < SECOND_LOOK_PROB:
             continue  # the classifier must see the same on this cut too
-        error = verify_pips(other, expected)
+        error = verify_pips(other, expected, one_colour=False)
         if error <= VERIFY_LAYOUT_ERROR:
             return FaceRead(expected, round(min(prob, again) * (1.0 - error), 4), "pips")
     return None

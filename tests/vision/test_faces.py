@@ -145,7 +145,30 @@ def test_real_photos_from_byler_test_split(byler_truth):
             right += read.value == die["face"]
             total += 1
     assert total >= 30
-    assert right >= 0.55 * total  # measured 55 of 83 with the shipped model
+    assert right >= 0.65 * total  # measured 59 of 83 with the shipped model
+
+
+def box_candidate(bbox) -> Candidate:
+    x, y, w, h = bbox
+    return candidate([(x, y), (x + w, y), (x + w, y + h), (x, y + h)])
+
+
+def test_dark_red_pips_on_marbled_dice_are_read(byler_dir):
+    """Dark-red pips on blue-and-black swirled dice (byler train split) stand out only in one
+    colour direction: the second look finds them there."""
+    image = cv2.imread(str(byler_dir / "images" / "IMG_20191208_111642.jpg"))
+    dice = {2: [209.8, 436.0, 33.9, 29.5], 1: [374.3, 438.4, 40.0, 40.0],
+            3: [154.6, 363.5, 30.2, 28.1], 4: [296.6, 356.0, 32.3, 30.9]}
+    reads = faces.read_faces(image, [box_candidate(b) for b in dice.values()], "above")
+    assert [r.value for r in reads] == list(dice)
+
+
+def test_side_face_pips_never_add_up_to_a_bigger_count(byler_dir):
+    """A brown 4 whose loose box also holds its front side with 2 pips: the classifier is sure
+    of a 6 there, and a one-colour pip map finds 6 slanted blobs; it must stay refused."""
+    image = cv2.imread(str(byler_dir / "images" / "IMG_20191208_111316.jpg"))
+    read = faces.read_face(image, box_candidate([251.9, 120.7, 31.8, 37.0]), "above")
+    assert read.value in (None, 4)
 
 
 @pytest.mark.parametrize("make", [
