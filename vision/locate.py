@@ -9,7 +9,10 @@ flagged, never dropped (only plain pieces with no marks are: shadow, a bit of wa
 photo goes to `check` instead of being counted short. Dice the
 colour foreground misses (a white die on a white board) are found by their pips: dark round
 spots in groups no wider than a face, ringed by an outline. Two candidates closer than a die's
-side cannot both be flat dice: both are flagged stacked. Coordinates in the returned candidates
+side cannot both be flat dice: both are flagged stacked. A die resting almost squarely on
+another looks like one die; it is flagged stacked when the lower die's edge shows beside the top
+face in another colour (not the top's hue, nor the board's, which a shadow has), or as a white or
+black die far brighter or darker than the board; one of the same colour is not caught. Coordinates in the returned candidates
 are in the original photo's pixels.
 """
 from __future__ import annotations
