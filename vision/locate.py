@@ -12,8 +12,8 @@ spots in groups no wider than a face, ringed by an outline. Two candidates close
 side cannot both be flat dice: both are flagged stacked. A die resting almost squarely on
 another looks like one die; it is flagged stacked when the lower die's edge shows beside the top
 face in another colour (not the top's hue, nor the board's, which a shadow has), or as a white or
-black die far brighter or darker than the board; one of the same colour is not caught. Coordinates in the returned candidates
-are in the original photo's pixels.
+black die far brighter or darker than the board; one of the same colour is not caught.
+Coordinates in the returned candidates are in the original photo's pixels.
 """
 from __future__ import annotations
 
