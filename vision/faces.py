@@ -45,7 +45,7 @@ MIN_FACE_CONTRAST = 12.0   # colour distance below which a face has no visible m
 MIN_ACE_FILL = 0.62        # share of its bounding box a lone pip fills (a disc: 0.79; a star: 0.5)
 MAX_MIDDLE_MARK = 0.5      # mark strength (of the pip cut) allowed where a 3's or 5's middle pip would be
 MAX_PAINT_SPREAD = 0.6     # colour difference between pips allowed, relative to their contrast
-AMBIGUOUS = 0.99           # layout error of a 2 or 4 that may be a 3 or 5: refused, and no second look
+AMBIGUOUS = 0.99           # layout error of a 2 or 4 that may be a 3, 5 or 6: refused, and no second look
 # A taught picture is recognised when its normalised correlation with one of its templates
 # reaches MIN_TEMPLATE_SCORE and the classifier calls the face "not pips", or on correlation
 # alone from SURE_TEMPLATE_SCORE. Measured on vision.synth trays: taught pacos and skulls score
@@ -215,16 +215,15 @@ def _count_pips(diff: np.ndarray, dist: np.ndarray, contrast: float) -> tuple[in
     return best
 
 
-def verify_pips(face_bgr: np.ndarray, expected: int, good_enough: float = MAX_LAYOUT_ERROR,
-                one_colour: bool = True) -> float:
+def verify_pips(face_bgr: np.ndarray, expected: int, one_colour: bool = True) -> float:
     """Best layout error (1.0: none) of `expected` pips found at any of several cuts through the
     face's colour-distance, colour-only, lightness-only and one-colour-direction maps.
 
     The pip counter's second mode, used only when it could not confirm the classifier's answer
     at its first cut: dark-red pips on a dark marbled die stand out in colour but not in
     lightness, white pips under glare the other way round. It still asks for that many round,
-    pip-sized blobs in that pattern, so it confirms a count; it never proposes one. The search
-    stops at the first layout error at or below `good_enough`; `one_colour=False` skips the
+    pip-sized blobs in that pattern, so it confirms a count; it never proposes one, and a clean
+    pattern of more pips at any cut vetoes it (a 6's corners are a 4). `one_colour=False` skips the
     one-colour-direction maps (the second look uses them on the die's first cut only, for speed)."""
     diff, dist, _ = _colour_offsets(face_bgr)
     m = max(1, face_bgr.shape[0] // 8)
@@ -246,10 +245,10 @@ def verify_pips(face_bgr: np.ndarray, expected: int, good_enough: float = MAX_LA
         low = max(otsu, 90.0)
         for step in (0.0, 0.2, 0.4, 0.6, 0.75):
             count, error = _pips_at(scaled, low + step * (255.0 - low), diff)
+            if count > expected and error <= allowed:
+                return 1.0  # more pips in a clean pattern at another cut: a pip fades, none appears
             if count == expected and error <= allowed:
                 best = min(best, error)
-                if best <= good_enough:
-                    return best  # the caller needs no better: stop looking
     return best
 
 
@@ -291,15 +290,29 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
         if spread > MAX_PAINT_SPREAD * float(np.sqrt((paint ** 2).sum(1)).mean()):
             error = max(error, 0.6)
     if count in (2, 4):  # a faint middle pip (glare on it) would make this a 3 or a 5
-        mx, my = int(round(cx[pips].mean() * side - 0.5)), int(round(cy[pips].mean() * side - 0.5))
-        middle = scaled[max(my - 1, 0):my + 2, max(mx - 1, 0):mx + 2].astype(np.float32)
-        if middle.size and float(middle.mean()) > MAX_MIDDLE_MARK * level:
+        centre = np.array([cx[pips].mean(), cy[pips].mean()])
+        if _marked(scaled, centre, level):
+            error = AMBIGUOUS
+    if count == 4:  # faint marks halfway along two opposite sides would make it a 6
+        corners = np.stack([cx[pips], cy[pips]], 1)
+        corners = corners[np.argsort(np.arctan2(*(corners - corners.mean(0)).T[::-1]))]
+        halfway = [_marked(scaled, (corners[k] + corners[(k + 1) % 4]) / 2, level) for k in range(4)]
+        if (halfway[0] and halfway[2]) or (halfway[1] and halfway[3]):
             error = AMBIGUOUS
     if count == 1:  # an ace's pip is a filled disc; a picture's middle (a star, a beak) is not
         only = int(np.nonzero(pips)[0][0])
         if area[only] / (w[only] * h[only]) < MIN_ACE_FILL:
             error = 1.0
     return count, min(error, 1.0)
+
+
+def _marked(scaled: np.ndarray, point, level: float) -> bool:
+    """Whether the 3x3 pixels around `point` (in face units) carry a mark of at least
+    MAX_MIDDLE_MARK times the pip cut `level`: a pip too faint to pass the cut itself."""
+    side = scaled.shape[0]
+    x, y = (int(round(v * side - 0.5)) for v in point)
+    spot = scaled[max(y - 1, 0):y + 2, max(x - 1, 0):x + 2].astype(np.float32)
+    return bool(spot.size) and float(spot.mean()) > MAX_MIDDLE_MARK * level
 
 
 def _elongations(labels: np.ndarray, n: int, centroids: np.ndarray) -> np.ndarray:
@@ -427,7 +440,7 @@ def _second_look(crop: np.ndarray, probs: np.ndarray, other_cuts) -> FaceRead | 
     expected = int(np.argmax(probs))
     prob = float(probs[expected])
     if expected == 1:  # a lone blob turns up at some cut of almost any picture: ask much more
-        error = verify_pips(crop, 1, ACE_VERIFY_ERROR) if prob >= ACE_SECOND_LOOK_PROB else 1.0
+        error = verify_pips(crop, 1) if prob >= ACE_SECOND_LOOK_PROB else 1.0
         return FaceRead(1, round(prob * (1.0 - error), 4), "pips") if error <= ACE_VERIFY_ERROR else None
     if expected == 0 or prob < SECOND_LOOK_PROB:
         return None
