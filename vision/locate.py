@@ -41,6 +41,8 @@ TOP_ASPECT = 1.2              # a flat die's top face is this square or better
 TOP_TOLERANCE = 10.0          # Lab distance within which the top face's plastic counts as one colour
 TOP_SHARE = 0.45              # ...and covers at least this share of its blob (the rest: sides, shadow)
 MARK_CONTRAST = 30.0          # least spread (Lab L, sharp detail) of a die's marks: pips, a picture
+MARK_SCALE = 0.06             # blur (in blob sides) at about a pip's scale: a die's detail there is...
+GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarter side (a glow: a tenth)
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
 UNDER_CHROMA = 10.0           # least Lab chroma for a hue to count (greys have none)
@@ -93,7 +95,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
         cv2.fillPoly(tray_mask, [np.int32(np.round(tray.reshape(-1, 2)))], 1)
         on_tray &= tray_mask.astype(bool)
     blobs = _blobs(on_tray, view.min_side, view.max_side)
-    expected = _expected_side(blobs, calibration, view.scale, view.min_side)
+    expected = _expected_side(blobs, calibration, view.scale, view.min_side, view.lab[..., 0])
     # slivers of the tray's rim along the outline: thinner than a die, so an opening clears them
     # without touching the dice lying against the wall
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, int(0.35 * expected) | 1),) * 2)
@@ -343,14 +345,15 @@ def _thickness(mask: np.ndarray) -> float:
     return 2.0 * float(cv2.distanceTransform(np.pad(mask.astype(np.uint8), 1), cv2.DIST_L2, 3).max())
 
 
-def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: float) -> float:
-    """Side of one die's blob in working pixels: from the calibration, else from the lone dice seen."""
+def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: float, lum: np.ndarray) -> float:
+    """Side of one die's blob in working pixels: from the calibration, else from the lone dice
+    seen (square blobs with marks: a round lamp's glow seen through a clear tray is none)."""
     if calibration is not None and getattr(calibration, "die_size", None):
         return float(calibration.die_size) * scale
     sides = []
     for blob in blobs:
         fill, aspect, _ = _squareness(blob.mask)
-        if fill > 0.72 and aspect < 1.3:
+        if fill > 0.72 and aspect < 1.3 and not _glow(blob, lum):
             sides.append(np.sqrt(blob.area))
     if not sides:
         return min_side * 2.5
@@ -557,15 +560,30 @@ def _lone_die(blob: _Blob, expected: float, lum: np.ndarray) -> bool:
 
 def _plain(blob: _Blob, lum: np.ndarray) -> bool:
     """True when the blob's inside has no marks: no pips, no picture."""
+    # marks are sharp: a smooth ramp of light (glare) is no mark
+    broad = _detail(blob, lum, 0.25)
+    return broad is None or broad < MARK_CONTRAST
+
+
+def _glow(blob: _Blob, lum: np.ndarray) -> bool:
+    """True when the blob's detail is nearly all broad shading, next to none at a pip's scale: a
+    soft round glow (a lamp seen through a clear tray from below), however big and bright. Pips
+    and a die's outline are sharp, even in a blurred photo."""
+    fine, broad = _detail(blob, lum, MARK_SCALE), _detail(blob, lum, 0.25)
+    return fine is not None and fine < GLOW_SHARE * broad
+
+
+def _detail(blob: _Blob, lum: np.ndarray, blur: float) -> float | None:
+    """Spread (Lab L, 3-97 %) of the blob's inside less its blur at `blur` blob sides; None when
+    the blob is too thin to have an inside."""
     h, w = blob.mask.shape
     inner = cv2.erode(blob.mask.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
     if inner.sum() < 10:
-        return True
+        return None
     crop = lum[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w].astype(np.float32)
-    # marks are sharp: a smooth ramp of light (glare, a lamp's hot spot) is no mark
-    sharp = crop - cv2.GaussianBlur(crop, (0, 0), max(2.0, 0.25 * np.sqrt(blob.area)))
+    sharp = crop - cv2.GaussianBlur(crop, (0, 0), max(2.0, blur * np.sqrt(blob.area)))
     low, high = np.percentile(sharp[inner], (3, 97))
-    return high - low < MARK_CONTRAST
+    return float(high - low)
 
 
 def _pip_dice(lab: np.ndarray, expected: float, free: np.ndarray):

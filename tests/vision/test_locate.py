@@ -220,6 +220,15 @@ def test_a_lamps_hot_spot_seen_from_below_is_not_cut_into_dice(seed, n_dice):
     assert all(len(matches(die, found)) == 1 for die in truth)
 
 
+def test_round_lamp_glows_seen_from_below_do_not_set_the_die_size():
+    # two soft lamp glows, each several dice wide, seen through the clear tray beside six small
+    # dice: taken for dice they made the die size so big that every real die was thrown away
+    image, truth = synth.render_tray(20240026, 6, view="below")
+    found = find_dice(image)
+    assert len(found) == len(truth)
+    assert all(len(matches(die, found)) == 1 for die in truth)
+
+
 def test_black_dice_on_dark_felt_seen_from_below_are_found_by_their_light_pips():
     # black dice on a dark cloth barely differ from it; their light pips (ringed by darker
     # plastic all round) still find them
