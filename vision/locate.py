@@ -34,6 +34,7 @@ SINGLE_MAX_AREA = 1.65        # a convex square blob up to this area is one die
 BIG_DIE_AREA = 3.0            # ...and a square, convex one up to this (a big die among small ones)
 LEAN_CHECK_AREA = 1.45        # a lone blob bigger than this must show a square top face, else edge
 LONE_DIE_AREA = 1.25          # a convex blob smaller than this is one die, however long
+SPECK_AREA = 0.25             # a blob smaller than this is a speck, never a die by itself
 TWO_DICE_AREA = 1.75          # a convex blob smaller than this is not two dice
 EDGE_ASPECT = 1.3             # a lone die whose outline is longer than this is on an edge / leaning
 BAND_ASPECT = 3.5             # a blob longer than this and filling its rectangle is a band, not dice
@@ -110,13 +111,18 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     covered = np.zeros(on_tray.shape, np.uint8)
     for cand in candidates:
         cv2.fillPoly(covered, [np.int32(np.round((np.asarray(cand.corners) + 0.5) * view.scale - 0.5))], 1)
+    specks = np.zeros_like(covered)
     for blob in blobs:
         h, w = blob.mask.shape
-        covered[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w] |= blob.mask.astype(np.uint8)
-    taken = cv2.dilate(covered, cv2.getStructuringElement(
-        cv2.MORPH_ELLIPSE, (max(3, int(0.3 * expected) | 1),) * 2)) > 0
-    floor = np.ones_like(taken) if tray_mask is None else (tray_mask > 0)
-    for region, flags in _pip_dice(view.lab, expected, floor & ~taken):
+        small = blob.area < SPECK_AREA * expected * expected
+        (specks if small else covered)[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w] |= blob.mask.astype(np.uint8)
+    grow = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, int(0.3 * expected) | 1),) * 2)
+    floor = np.ones(covered.shape, bool) if tray_mask is None else (tray_mask > 0)
+    free_light = floor & ~(cv2.dilate(covered, grow) > 0)
+    # light pips on a dark die barely seen against a dim room show as lone specks: left free for
+    # them; dark pips on a pale face are looked for clear of any foreground
+    free_dark = floor & ~(cv2.dilate(covered | specks, grow) > 0)
+    for region, flags in _pip_dice(view.lab, expected, free_dark, free_light):
         candidates.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
     if tray_mask is not None:
         # off the tray only lone, clearly die-shaped blobs are reported (as outside): the rim,
@@ -366,7 +372,7 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
     area_ratio = blob.area / (expected * expected)
     fill, aspect, rect = _squareness(blob.mask)
     width = min(rect[1])
-    if area_ratio < 0.25 or width < 0.5 * expected or _thickness(blob.mask) < 0.3 * expected:
+    if area_ratio < SPECK_AREA or width < 0.5 * expected or _thickness(blob.mask) < 0.3 * expected:
         return  # far too small or thin for a die: a speck, a line, the tray's rim
     if aspect > BAND_ASPECT and fill > 0.85:
         return  # a straight even band: a tray's rim, a ruler, a pencil (dice in a row leave notches)
@@ -586,7 +592,7 @@ def _detail(blob: _Blob, lum: np.ndarray, blur: float) -> float | None:
     return float(high - low)
 
 
-def _pip_dice(lab: np.ndarray, expected: float, free: np.ndarray):
+def _pip_dice(lab: np.ndarray, expected: float, free_dark: np.ndarray, free_light: np.ndarray):
     """Dice that the colour foreground missed (a white die on a white board, a black one on dark
     felt), found by their pips: small round spots of one size, darker (or lighter) than the face
     all round, in groups no wider than a face, ringed by the die's outline on an even face.
@@ -598,7 +604,7 @@ def _pip_dice(lab: np.ndarray, expected: float, free: np.ndarray):
     grad = None
     h, w = lum.shape
     for dark in (True, False):
-        pts = _pips(lum, response if dark else -response, threshold, pip, free, dark)
+        pts = _pips(lum, response if dark else -response, threshold, pip, free_dark if dark else free_light, dark)
         if len(pts) == 0 or len(pts) > 400:
             continue
         if grad is None:

@@ -229,6 +229,15 @@ def test_round_lamp_glows_seen_from_below_do_not_set_the_die_size():
     assert all(len(matches(die, found)) == 1 for die in truth)
 
 
+@pytest.mark.parametrize("spec", [dict(seed=20240059, n_dice=12), dict(seed=20240050, n_dice=29, hard=True)])
+def test_a_black_die_on_a_dim_room_seen_from_below_is_found_by_its_light_pips(spec):
+    # from below, a black die barely differs from the dim room behind the glass: only its light
+    # pips stand out, as specks too small for a die; they must still lead to the die
+    image, truth = synth.render_tray(view="below", **spec)
+    found = find_dice(image)
+    assert all(len(matches(die, found)) == 1 for die in truth)
+
+
 def test_black_dice_on_dark_felt_seen_from_below_are_found_by_their_light_pips():
     # black dice on a dark cloth barely differ from it; their light pips (ringed by darker
     # plastic all round) still find them
