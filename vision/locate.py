@@ -65,6 +65,7 @@ PIP_FACE_SPREAD = 0.85        # widest a face's pips spread (the 2's diagonal), 
 FACE_OF_BLOB = 1.0            # a top face's side against its whole blob's
 FACE_EVENNESS = 40.0          # spread (Lab L, 10-90 %) of a plain face's plastic between its pips
 RING_EDGE = 4.0               # a pip-found die's outline edges against the photo's median edge
+FAINT_RING_EDGE = 2.0         # ...a dark die's, against the edges just around it (and the median)
 
 
 @dataclass
@@ -630,7 +631,8 @@ def _pip_dice(lab: np.ndarray, expected: float, free_dark: np.ndarray, free_ligh
             cv2.circle(ring, (int(round(centre[0])), int(round(centre[1]))), int(round(0.55 * side)), 1,
                        max(1, int(0.12 * side)))
             ring_edges = float(grad[ring > 0].mean()) if ring.any() else 0.0
-            if ring_edges < RING_EDGE * grad_level:
+            if ring_edges < RING_EDGE * grad_level and (dark or not _outline_stands_out(
+                    grad, centre, side, ring_edges, grad_level)):
                 continue
             if not flags and not _plain_face(lum, centre, side, angle, dark):
                 continue  # marks everywhere: a textured table (wood grain, print), not a die's face
@@ -640,6 +642,19 @@ def _pip_dice(lab: np.ndarray, expected: float, free_dark: np.ndarray, free_ligh
             x0, y0 = max(0, int(box[:, 0].min())), max(0, int(box[:, 1].min()))
             x1, y1 = min(w, int(box[:, 0].max()) + 1), min(h, int(box[:, 1].max()) + 1)
             yield (mask[y0:y1, x0:x1].astype(bool), x0, y0), flags
+
+
+def _outline_stands_out(grad: np.ndarray, centre, side: float, ring_edges: float, grad_level: float) -> bool:
+    """True when a dark die's faint outline (a black die against a dim room, seen from below)
+    still stands out from the even surroundings just beyond it: an edge pattern that covers
+    the whole table (wood grain, print) is as strong there."""
+    around = np.zeros(grad.shape, np.uint8)
+    cv2.circle(around, (int(round(centre[0])), int(round(centre[1]))), int(round(0.95 * side)), 1,
+               max(1, int(0.25 * side)))
+    if not around.any():
+        return False
+    local = float(np.median(grad[around > 0])) + 1.0
+    return ring_edges >= FAINT_RING_EDGE * max(local, grad_level)
 
 
 def _pips(lum: np.ndarray, response: np.ndarray, threshold: float, pip: float, allowed: np.ndarray,
