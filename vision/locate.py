@@ -6,13 +6,16 @@ colour or brightness become foreground. Each foreground blob is then one die (a 
 a die showing a long side (flagged edge), or touching dice, cut by k-means over position and
 colour into the fewest similar squares; parts that still do not look like one die are reported
 flagged, never dropped (only plain pieces with no marks are: shadow, a bit of wall), so the
-photo goes to `check` instead of being counted short. Dice the
-colour foreground misses (a white die on a white board) are found by their pips: dark round
-spots in groups no wider than a face, ringed by an outline. Two candidates closer than a die's
-side cannot both be flat dice: both are flagged stacked. A die resting almost squarely on
-another looks like one die; it is flagged stacked when the lower die's edge shows beside the top
-face in another colour (not the top's hue, nor the board's, which a shadow has), or as a white or
-black die far brighter or darker than the board; one of the same colour is not caught.
+photo goes to `check` instead of being counted short. Dice the colour foreground misses (a white
+die on a white board) are found by their pips: dark round spots in groups no wider than a face,
+ringed by an outline; a black die against a dim room seen from below is found by its light pips
+(specks too small for a die), its faint outline standing out from the even room just around it.
+The usual die size comes from the square blobs with detail at a pip's scale: a lamp's soft round
+glow seen through the tray has none. Two candidates closer than a die's side cannot both be flat
+dice: both are flagged stacked. A die resting almost squarely on another looks like one die; it
+is flagged stacked when the lower die's edge shows beside the top face in another colour (not
+the top's hue, nor the board's, which a shadow has), or as a white or black die far brighter or
+darker than the board; one of the same colour is not caught.
 Coordinates in the returned candidates are in the original photo's pixels.
 """
 from __future__ import annotations
