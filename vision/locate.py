@@ -604,10 +604,12 @@ def _pip_dice(lab: np.ndarray, expected: float, free_dark: np.ndarray, free_ligh
     lum = lab[..., 0].astype(np.float32)
     pip = max(1.0, PIP_RADIUS * expected)
     response = cv2.GaussianBlur(lum, (0, 0), 2.5 * pip) - cv2.GaussianBlur(lum, (0, 0), 0.7 * pip)
-    threshold = max(PIP_CONTRAST, 6 * (float(np.median(np.abs(response[::2, ::2]))) * 1.4826 + 1.0))
+    noise = 6 * (float(np.median(np.abs(response[::2, ::2]))) * 1.4826 + 1.0)
     grad = None
     h, w = lum.shape
     for dark in (True, False):
+        # a dark die's light pips, blurred, stand out less than a pale die's dark ones
+        threshold = max(PIP_CONTRAST if dark else PIP_CONTRAST / 2, noise)
         pts = _pips(lum, response if dark else -response, threshold, pip, free_dark if dark else free_light, dark)
         if len(pts) == 0 or len(pts) > 400:
             continue

@@ -230,7 +230,8 @@ def test_round_lamp_glows_seen_from_below_do_not_set_the_die_size():
 
 
 @pytest.mark.parametrize("spec", [dict(seed=20240059, n_dice=12), dict(seed=20240050, n_dice=29, hard=True),
-                                  dict(seed=20240023, n_dice=18), dict(seed=20240110, n_dice=23)])
+                                  dict(seed=20240023, n_dice=18), dict(seed=20240110, n_dice=23),
+                                  dict(seed=20240101, n_dice=8, hard=True)])
 def test_a_black_die_on_a_dim_room_seen_from_below_is_found_by_its_light_pips(spec):
     # from below, a black die barely differs from the dim room behind the glass: only its light
     # pips stand out, as specks too small for a die, and its outline is faint (though it stands
