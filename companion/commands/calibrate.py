@@ -12,11 +12,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from vision.calibration import (Calibration, CalibrationError, learn_dice, learn_tray, parse_seat,
-                                teach_face)
-from vision.imageio import load_image
-from vision.types import ImageError
-
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -39,6 +34,13 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here, not at the top: the CLI registers every command at start-up, and
+    # OpenCV (via vision) would otherwise slow down `companion judge` and the rest.
+    from vision.calibration import (Calibration, CalibrationError, learn_dice, learn_tray,
+                                    parse_seat, teach_face)
+    from vision.imageio import load_image
+    from vision.types import ImageError
+
     if not (args.tray or args.dice or args.seat or args.start):
         print("companion calibrate: nothing to learn: give --tray, --dice or --seat", file=sys.stderr)
         return 2
