@@ -107,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
     pin_note = "made up once and kept in the data folder; set your own with --pin" \
         if table["pin_generated"] else "from the config"
     print(f"  Table PIN: {table['pin']}   ({pin_note})")
-    reason = getattr(controller.panel, "reason", None)
-    panel = f"none ({reason})" if reason else "buttons and LEDs on GPIO"
+    # open_panel has already logged why there is no panel; the summary doesn't say it again.
+    panel = "none" if getattr(controller.panel, "reason", None) else "buttons and LEDs on GPIO"
     print(f"  Camera: {getattr(controller.camera, 'name', 'none')}; panel: {panel}")
     print(f"  Data: {Path(config.data_dir).resolve()}")
     print("Stop with Ctrl+C.", flush=True)

@@ -170,6 +170,7 @@ def test_serve_on_defaults_then_sigterm_stops_cleanly(tmp_path):
         banner = "".join(server.banner)
         pin = re.search(r"Table PIN: (\d{4}) ", banner).group(1)
         assert "simulated camera" in banner and (tmp_path / "companion-data" / "table.sqlite").exists()
+        assert banner.count("running without buttons and LEDs") == 1   # no GPIO: said once
         assert server.request("GET", "/")[0] == 200
         # a phone watching the live feed must not keep the server from stopping
         feed = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
