@@ -281,7 +281,7 @@ def _foreground(lab: np.ndarray) -> np.ndarray:
     for rough in (True, False):
         diff = labf - _smooth_background(lab, keep)
         lum = diff[..., 0]
-        chroma = np.hypot(diff[..., 1], diff[..., 2])
+        chroma = cv2.magnitude(np.ascontiguousarray(diff[..., 1]), np.ascontiguousarray(diff[..., 2]))
         # noise levels from every 4th pixel each way: plenty for a median, 16 times less work
         lum_noise = float(np.median(np.abs(lum[::4, ::4]))) * 1.4826 + 1.0
         chroma_noise = float(np.median(chroma[::4, ::4])) * 1.4826 + 1.0
@@ -320,9 +320,10 @@ def _holes(mask: np.ndarray) -> np.ndarray:
 def _fill_holes(mask: np.ndarray, max_area: float) -> np.ndarray:
     """Fill holes up to one die's area (pips, a pale face inside its outline), not a whole tray."""
     holes = _holes(mask).astype(np.uint8)
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(holes, connectivity=4)
-    small = np.zeros(count, bool)
-    small[1:] = stats[1:, cv2.CC_STAT_AREA] <= max_area
+    # labels and a bincount of them: a third of connectedComponentsWithStats' time on a full photo
+    count, labels = cv2.connectedComponents(holes, connectivity=4)
+    small = np.bincount(labels.ravel(), minlength=count) <= max_area
+    small[0] = False
     return ((mask > 0) | small[labels]).astype(np.uint8)
 
 
