@@ -468,6 +468,15 @@ def _refused(exc: TableError):
     return _answer(i18n.translate_reason(str(exc)), getattr(exc, "status", 409))
 
 
+def _move(make_move):
+    """Make one move on the table: the page's answer, or the refusal in the page's language."""
+    try:
+        make_move()
+    except TableError as exc:
+        return _refused(exc)
+    return _answer()
+
+
 @bp.post("/play/bid")
 @state_changing
 def act_bid():
@@ -475,11 +484,7 @@ def act_bid():
     quantity, face = _form_int("quantity"), _form_int("face")
     if quantity is None or face is None:
         return _answer(_("Choose a quantity and a face."), 400)
-    try:
-        _controller().bid(player, quantity, face)
-    except TableError as exc:
-        return _refused(exc)
-    return _answer()
+    return _move(lambda: _controller().bid(player, quantity, face))
 
 
 @bp.post("/play/call")
@@ -488,11 +493,7 @@ def act_call():
     kind = request.form.get("type", "")
     if kind not in ("dudo", "calza"):
         return _answer(_("Unknown call."), 400)
-    try:
-        _controller().call(kind, request.form.get("by", ""))
-    except TableError as exc:
-        return _refused(exc)
-    return _answer()
+    return _move(lambda: _controller().call(kind, request.form.get("by", "")))
 
 
 @bp.post("/play/correct")
@@ -518,11 +519,7 @@ def act_correct():
         change["face"] = face
         if player:
             change["player"] = player
-    try:
-        _controller().reading(changes=[change])
-    except TableError as exc:
-        return _refused(exc)
-    return _answer()
+    return _move(lambda: _controller().reading(changes=[change]))
 
 
 @bp.post("/play/confirm")
@@ -531,16 +528,7 @@ def act_confirm():
     """The page's CONFIRM: next round after a verdict; photograph again during a check."""
     action = request.form.get("action", "next")
     table = _controller()
-    try:
-        if action == "capture":
-            table.capture()
-        elif action == "rolloff":
-            table.roll_off()
-        else:
-            table.confirm()
-    except TableError as exc:
-        return _refused(exc)
-    return _answer()
+    return _move({"capture": table.capture, "rolloff": table.roll_off}.get(action, table.confirm))
 
 
 @bp.post("/play/rolls")
@@ -555,11 +543,7 @@ def act_rolls():
             rolls[name] = int(request.form.get("roll_" + name, ""))
         except ValueError:
             return _answer(_("Enter a face 1-6 for every player who rolls."), 400)
-    try:
-        _controller().roll_off(rolls=rolls)
-    except TableError as exc:
-        return _refused(exc)
-    return _answer()
+    return _move(lambda: _controller().roll_off(rolls=rolls))
 
 
 # --- Set-up ----------------------------------------------------------------------------------
@@ -738,8 +722,4 @@ def act_manual():
             dice[player["name"]] = [int(x) for x in text.replace(",", " ").split()]
         except ValueError:
             return _answer(_("Faces are numbers 1-6, e.g. 1 4 4 2 6."), 400)
-    try:
-        _controller().reading(dice=dice)
-    except TableError as exc:
-        return _refused(exc)
-    return _answer()
+    return _move(lambda: _controller().reading(dice=dice))
