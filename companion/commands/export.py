@@ -53,18 +53,16 @@ def _export(store: EventStore, args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     table = args.table or tables[0]
-    games = store.games(table)
-    if args.game == "last" and games:
-        number = games[-1]
-    elif args.game.isdigit() and int(args.game) in games:
-        number = int(args.game)
-    else:
-        known = f"games {games[0]}-{games[-1]} or 'last'" if games else "no games recorded"
-        print(f"companion export: no game {args.game!r} at table {table} ({known})", file=sys.stderr)
+    number = int(args.game) if args.game.isdigit() else args.game
+    try:
+        record = records.game_record(store, table, number)
+    except LookupError as exc:
+        print(f"companion export: {exc}", file=sys.stderr)
         return 2
-    record = records.to_record(records.summarise(store.events(table, game=number)))
     text = json.dumps(record, ensure_ascii=False, indent=2) + "\n"
     if args.output:
+        if number == "last":
+            number = store.games(table)[-1]
         args.output.write_text(text, encoding="utf-8")
         print(f"game {number} of table {table} written to {args.output}"
               f" ({len(record['rounds'])} rounds)", file=sys.stderr)

@@ -7,7 +7,7 @@ its call and the dice of the round's last verdict (a correction after a verdict 
 from __future__ import annotations
 
 from companion.rules import Bid, Game, find_variant
-from companion.table.store import Event
+from companion.table.store import Event, EventStore
 
 
 def _photo_urls(event: Event) -> dict:
@@ -63,6 +63,17 @@ def summarise(events: list[Event]) -> dict:
         game.update(over=True, winner=replayed.winner, loser=replayed.loser,
                     finished=game["finished"] or events[-1].time)
     return game
+
+
+def game_record(store: EventStore, table_id: str, game: int | str = "last") -> dict:
+    """A game (its number, or "last") as a record `companion judge` accepts unchanged, for the
+    API, the page and `companion export` alike; LookupError names the games there are."""
+    games = store.games(table_id)
+    number = games[-1] if game == "last" and games else game
+    if number not in games:
+        known = f"games {games[0]}-{games[-1]} or 'last'" if games else "no games recorded"
+        raise LookupError(f"no game '{game}' at table {table_id} ({known})")
+    return to_record(summarise(store.events(table_id, game=number)))
 
 
 def to_record(game: dict) -> dict:
