@@ -96,8 +96,9 @@ class Panel:
     the palifico seat blinks slowly instead of pulsing, and colours are mixed on/off.
     """
 
-    def __init__(self, dudo=17, calza=27, confirm=22, seats=(5, 6, 13, 19, 26, 12),
-                 status_rgb=(16, 20, 21), *, common_anode: bool = False, bounce_s: float = 0.05,
+    def __init__(self, dudo=DEFAULT_PINS["dudo"], calza=DEFAULT_PINS["calza"],
+                 confirm=DEFAULT_PINS["confirm"], seats=tuple(DEFAULT_PINS["seats"]),
+                 status_rgb=tuple(DEFAULT_PINS["status_rgb"]), *, common_anode: bool = False, bounce_s: float = 0.05,
                  blink_s: float = 0.5, pin_factory=None):
         seats = list(seats or ())
         status_rgb = list(status_rgb or ())
