@@ -8,7 +8,7 @@ cookie of `companion.web.auth`) and a CSRF token bound to that session.
 from __future__ import annotations
 
 import secrets
-from functools import wraps
+from functools import lru_cache, wraps
 
 import segno
 from flask import (Blueprint, Response, abort, current_app, flash, jsonify, redirect,
@@ -367,8 +367,11 @@ def phase_text(phase: str | None) -> str:
     }.get(phase or "", "")
 
 
+@lru_cache(maxsize=8)
 def qr_for(address: str) -> Markup:
-    """An inline SVG QR code of the page's address (made here: the table has no internet)."""
+    """An inline SVG QR code of the page's address (made here: the table has no internet).
+    Kept per address: every phone re-renders the table part on every event, and the address
+    rarely changes."""
     svg = segno.make(address, error="m").svg_inline(border=2, dark="#000", light="#fff",
                                                     omitsize=True)
     return Markup(svg)
