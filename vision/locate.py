@@ -474,7 +474,7 @@ def _top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
     crop = lab[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w].astype(np.float32)
     depth = cv2.distanceTransform(np.pad(mask8, 1), cv2.DIST_L2, 3)[1:-1, 1:-1]
     core = depth >= 0.6 * depth.max()
-    body = np.median(crop[core], axis=0)
+    body = np.array([_median(channel) for channel in crop[core].T])
     dist = np.linalg.norm(crop - body, axis=2)
     plastic = ((dist < max(TOP_TOLERANCE, 2.0 * float(_median(dist[core])))) & blob.mask).astype(np.uint8)
     pip = max(3, int(0.25 * np.sqrt(blob.area)) | 1)   # close over the pips, which cut the face up
