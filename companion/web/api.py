@@ -198,7 +198,8 @@ def events():
     def stream():
         try:
             yield "retry: 2000\n\n"
-            yield sse({"seq": table.state()["seq"], "type": "state", "table": table.state()})
+            state = table.state()   # one snapshot: its seq and its table belong together
+            yield sse({"seq": state["seq"], "type": "state", "table": state})
             while True:
                 try:
                     message = feed.get(timeout=KEEPALIVE_S)
