@@ -328,7 +328,7 @@ class TableController:
     # ------------------------------------------------------------------ helpers
 
     def _held(self) -> dict[str, int]:
-        return {p: n for p, n in self.called_game.dice.items()}
+        return dict(self.called_game.dice)
 
     def _owner_of_colour(self) -> dict[str, str]:
         return {colour: player for player, colour in self.colour_of.items()}
@@ -367,13 +367,13 @@ class TableController:
         """Refuse a request made against a table that has moved on (a stale double-submit)."""
         if not expect:
             return
-        if "round" in expect and expect["round"] is not None:
+        if expect.get("round") is not None:
             if not _is_int(expect["round"]):
                 raise InvalidRequest("'round' must be a whole number")
             if expect["round"] != self.round_number:
                 raise Conflict(f"stale request: it was for round {expect['round']}, the table is"
                                f" in round {self.round_number} now")
-        if "seq" in expect and expect["seq"] is not None:
+        if expect.get("seq") is not None:
             if not _is_int(expect["seq"]):
                 raise InvalidRequest("'seq' must be a whole number")
             if expect["seq"] != self.seq:
