@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
+from vision.types import VIEWS
+
 # Clockwise seat colours used when the config names none: player i plays colour i.
 DEFAULT_COLOURS = ("red", "blue", "green", "yellow", "purple", "orange", "white", "black")
 KNOWN_COLOURS = DEFAULT_COLOURS
@@ -132,7 +134,7 @@ class TableConfig:
             raise ConfigError("[seats] colours must not repeat a colour")
         self.camera.setdefault("backend", "simulated")
         self.camera.setdefault("view", "above")
-        if self.camera["view"] not in ("above", "below"):
+        if self.camera["view"] not in VIEWS:
             raise ConfigError("[camera] view must be 'above' or 'below'")
 
     def ensure_data_dir(self) -> Path:
