@@ -333,10 +333,10 @@ class TableController:
     def _owner_of_colour(self) -> dict[str, str]:
         return {colour: player for player, colour in self.colour_of.items()}
 
-    def _photo_urls(self, event: Event) -> dict:
-        def url(kind):
-            return f"/api/photo/{event.seq}/{kind}" if kind in event.photo_kinds else None
-        return {"photo_url": url("photo"), "annotated_url": url("annotated")}
+    @staticmethod
+    def _photo_urls(event: Event) -> dict:
+        """Both picture URLs, None for a picture the event did not keep (a new reveal replaces both)."""
+        return {"photo_url": None, "annotated_url": None, **records.photo_urls(event)}
 
     @staticmethod
     def _bid_json(bid) -> dict | None:

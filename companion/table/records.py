@@ -10,7 +10,8 @@ from companion.rules import Bid, Game, find_variant
 from companion.table.store import Event, EventStore
 
 
-def _photo_urls(event: Event) -> dict:
+def photo_urls(event: Event) -> dict:
+    """The URLs of the pictures an event kept (`photo_url`, `annotated_url`), only those it has."""
     return {f"{kind}_url": f"/api/photo/{event.seq}/{kind}" for kind in event.photo_kinds}
 
 
@@ -49,7 +50,7 @@ def summarise(events: list[Event]) -> dict:
         elif event.type == "call":
             current["call"] = {"type": p["kind"], "by": p["by"]}
         elif event.type == "reading":
-            current.update(_photo_urls(event))
+            current.update(photo_urls(event))
         elif event.type == "correction":
             current["corrections"] += 1
         elif event.type == "verdict":
