@@ -1,6 +1,7 @@
-"""vision.reader.read_tray: locate + faces put together, on synthetic trays with exact truth."""
+"""vision.reader.read_tray: locate + faces put together, on synthetic trays with exact truth and a real photo."""
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 
@@ -64,3 +65,70 @@ def test_unknown_view_is_refused():
     image, _ = synth.render_tray(0, 6)
     with pytest.raises(ValueError, match="view"):
         read_tray(image, view="sideways")
+
+
+# ---- a real photo (byler-d6 test split: six dice on a white board, phone camera) ----------------
+
+REAL_PHOTO = "IMG_20191209_095805.jpg"
+
+
+@pytest.fixture(scope="module")
+def real_photo(byler_truth):
+    """(image, truth row) of a real photo the reader reads right as it is."""
+    row = next(r for r in byler_truth if r["image"].endswith(REAL_PHOTO))
+    return cv2.imread(row["path"]), row
+
+
+def truth_counts(row, top=lambda face: face) -> dict[str, int]:
+    counts = {str(f): 0 for f in range(1, 7)}
+    for die in row["dice"]:
+        counts[str(top(die["face"]))] += 1
+    return counts
+
+
+@needs_face_model
+def test_a_real_photo_reads_every_die(real_photo):
+    image, row = real_photo
+    reading = read_tray(image)
+    assert reading.status == "ok" and reading.counts == truth_counts(row)
+
+
+@needs_face_model
+def test_the_same_dice_in_a_phone_sized_photo_read_the_same(real_photo):
+    """A phone's 4032x3024 picture of the same dice: each die ~200 px instead of ~40."""
+    image, row = real_photo
+    scale = 3024 / image.shape[0]
+    big = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+    board = [int(v) for v in np.median(image[:, :8].reshape(-1, 3), axis=0)]
+    pad = (4032 - big.shape[1]) // 2
+    big = cv2.copyMakeBorder(big, 0, 0, pad, pad, cv2.BORDER_CONSTANT, value=board)
+    big = cv2.imdecode(cv2.imencode(".jpg", big, [cv2.IMWRITE_JPEG_QUALITY, 90])[1], cv2.IMREAD_COLOR)
+    reading = read_tray(big)
+    assert big.shape[:2] == (3024, 4032)
+    assert reading.status == "ok" and reading.counts == truth_counts(row)
+    for die in reading.dice:
+        x, y = (die.center[0] - pad) / scale, die.center[1] / scale
+        assert any(bx <= x <= bx + w and by <= y <= by + h for bx, by, w, h in (d["bbox"] for d in row["dice"]))
+
+
+@needs_face_model
+def test_real_dice_seen_through_the_tray_from_below(real_photo):
+    """The camera under the tray sees the dice mirrored; it reads the faces on the tray (seen)
+    and reports the top faces opposite them."""
+    image, row = real_photo
+    reading = read_tray(np.ascontiguousarray(image[:, ::-1]), view="below")
+    assert reading.status == "ok"
+    assert sorted(d.seen for d in reading.dice) == sorted(d["face"] for d in row["dice"])
+    assert reading.counts == truth_counts(row, top=lambda face: 7 - face)
+
+
+@needs_face_model
+def test_a_real_die_cut_in_half_by_the_frame_is_flagged_and_the_rest_counted(real_photo):
+    image, row = real_photo
+    cut_x = 400                      # through the middle of the 5 whose box spans x 382-418
+    reading = read_tray(np.ascontiguousarray(image[:, :cut_x]))
+    assert reading.status == "check"
+    cut = [d for d in reading.dice if CUT in d.flags]
+    assert len(cut) == 1 and cut[0].center[0] > cut_x - 30 and not cut[0].counted
+    whole = [d for d in row["dice"] if d["bbox"][0] + d["bbox"][2] < cut_x]
+    assert reading.counts == truth_counts({"dice": whole})
