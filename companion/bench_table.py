@@ -9,7 +9,6 @@ sets up a game, bids, and times POST /api/call until GET /api/table shows the se
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import statistics
@@ -36,6 +35,8 @@ class Client:
         self.pin = pin
 
     def send(self, method: str, path: str, body=None):
+        import http.client  # here, not at the top: `companion --help` imports this module
+
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         headers = {"X-Table-Pin": self.pin, "Content-Type": "application/json"}
         conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)

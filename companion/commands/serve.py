@@ -49,15 +49,9 @@ def load_config(args: argparse.Namespace) -> TableConfig:
 
 def lan_addresses() -> list[str]:
     """This machine's addresses that phones on the same network can reach (no packet is sent)."""
-    found = []
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        probe.connect(("10.255.255.255", 1))
-        found.append(probe.getsockname()[0])
-    except OSError:
-        pass
-    finally:
-        probe.close()
+    from companion.web.pages import lan_ip
+
+    found = [lan_ip()]
     try:
         for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
             found.append(info[4][0])
