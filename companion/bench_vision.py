@@ -14,6 +14,10 @@ Sets (each printed as one row of a Markdown table):
   <name> test split / <name> all
                       every real set found as DATA/*/truth.jsonl (default ../shared/data); the
                       author's test split when the set has author_split.txt
+  <name> test split at phone size
+                      the same photos scaled up to 3024 px high and widened with the board's
+                      colour to a phone's 4032×3024 frame (JPEG again): the same dice, each
+                      about five times larger, as a phone photo of a table shows them
 
 Scoring. Read dice are matched to truth dice by centre-in-box (the read centre inside the
 truth box; nearest first, one to one). A truth die is read right when it is counted with the
@@ -377,6 +381,20 @@ def _real_items(rows):
         yield {"image": row["path"]}, image, _real_truth(row), row.get("view", "above")
 
 
+def _phone_sized(source, image, truth, view):
+    """One real item framed as a phone photo of the same dice (`vision.synth.phone_framed`)."""
+    from vision.synth import phone_framed
+
+    if isinstance(image, Exception):
+        return source, image, truth, view
+    big, scale, pad = phone_framed(image)
+    moved = [{**t, "bbox": [t["bbox"][0] * scale + pad, t["bbox"][1] * scale, t["bbox"][2] * scale,
+                            t["bbox"][3] * scale],
+              "center": [t["center"][0] * scale + pad, t["center"][1] * scale], "size": t["size"] * scale}
+             for t in truth]
+    return {**source, "phone_framed": True}, big, moved, view
+
+
 def _speed(seed, photos):
     from vision import synth
     from vision.reader import read_tray
@@ -423,6 +441,9 @@ def run(args: argparse.Namespace) -> int:
                 print(f"(no real photo sets found under {args.data})", file=sys.stderr)
             for name, photo_rows in sets:
                 rows.append(_evaluate(name, _real_items(photo_rows), failures, progress).row())
+                if name.endswith("test split"):
+                    items = (_phone_sized(*item) for item in _real_items(photo_rows))
+                    rows.append(_evaluate(f"{name} at phone size", items, failures, progress).row())
         if "speed" in parts:
             speed = _speed(args.seed, 5 if args.quick else 15)
     finally:

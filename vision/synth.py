@@ -295,6 +295,20 @@ def render_face(value: int, size: int = 64, *, colour: str = "white", picture_fa
     return canvas
 
 
+def phone_framed(image: np.ndarray, size: tuple[int, int] = PHONE, quality: int = 90) -> tuple[np.ndarray, float, int]:
+    """A (real) photo as a phone would frame the same dice: scaled to the phone's height, widened
+    with the board's colour (the median of the photo's left edge), JPEG-encoded again.
+
+    Returns (image, scale, pad): a point (x, y) of the photo is (x * scale + pad, y * scale)."""
+    width, height = size
+    scale = height / image.shape[0]
+    big = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+    board = [int(v) for v in np.median(image[:, :8].reshape(-1, 3), axis=0)]
+    pad = max(0, width - big.shape[1]) // 2
+    big = cv2.copyMakeBorder(big, 0, 0, pad, pad, cv2.BORDER_CONSTANT, value=board)
+    return cv2.imdecode(cv2.imencode(".jpg", big, [cv2.IMWRITE_JPEG_QUALITY, quality])[1], cv2.IMREAD_COLOR), scale, pad
+
+
 # ---------------------------------------------------------------------------------------------
 # scene
 

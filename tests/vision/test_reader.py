@@ -97,12 +97,7 @@ def test_a_real_photo_reads_every_die(real_photo):
 def test_the_same_dice_in_a_phone_sized_photo_read_the_same(real_photo):
     """A phone's 4032x3024 picture of the same dice: each die ~200 px instead of ~40."""
     image, row = real_photo
-    scale = 3024 / image.shape[0]
-    big = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
-    board = [int(v) for v in np.median(image[:, :8].reshape(-1, 3), axis=0)]
-    pad = (4032 - big.shape[1]) // 2
-    big = cv2.copyMakeBorder(big, 0, 0, pad, pad, cv2.BORDER_CONSTANT, value=board)
-    big = cv2.imdecode(cv2.imencode(".jpg", big, [cv2.IMWRITE_JPEG_QUALITY, 90])[1], cv2.IMREAD_COLOR)
+    big, scale, pad = synth.phone_framed(image)
     reading = read_tray(big)
     assert big.shape[:2] == (3024, 4032)
     assert reading.status == "ok" and reading.counts == truth_counts(row)
