@@ -42,6 +42,11 @@ TWO_DICE_AREA = 1.75          # a convex blob smaller than this is not two dice
 EDGE_ASPECT = 1.3             # a lone die whose outline is longer than this is on an edge / leaning
 BAND_ASPECT = 3.5             # a blob longer than this and filling its rectangle is a band, not dice
 TOP_ASPECT = 1.2              # a flat die's top face is this square or better
+TOP_SQUARE = 1.12             # ...and a flat die seen at a slant shows a top face this square...
+SLANT_TOP_WIDTH = 0.75        # ...as wide as this share of its blob's width...
+SLANT_TOP_SHIFT = 0.08        # ...lying this far (blob sides) out from the blob's middle, away from the centre
+WIDEST_LENS = 0.75            # focal length of the widest camera lens expected, in photo widths (a phone's)
+SLANT_TOLERANCE = 0.1         # the outline's stretch away from the centre may exceed the lens's by this
 TOP_TOLERANCE = 10.0          # Lab distance within which the top face's plastic counts as one colour
 TOP_SHARE = 0.45              # ...and covers at least this share of its blob (the rest: sides, shadow)
 MARK_CONTRAST = 30.0          # least spread (Lab L, sharp detail) of a die's marks: pips, a picture
@@ -400,9 +405,12 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         yield (blob.mask, blob.x0, blob.y0), flags
         return
     if convex and (area_ratio < TWO_DICE_AREA and aspect <= 2 * EDGE_ASPECT - 1 or area_ratio < LONE_DIE_AREA):
-        # too small for two dice: one die showing a long side (leaning, or seen at a slant), or a
-        # die resting on another; both are re-rolled
-        yield (blob.mask, blob.x0, blob.y0), (EDGE,)
+        # too small for two dice: one die showing a long side, leaning (re-rolled) or lying flat
+        # away from the camera's axis, its sides seen at a slant
+        # (its sides are its top's colour: a patch of another, even the board's, may be a die under it)
+        flat = _seen_at_a_slant(blob, lab) and not _die_underneath(blob, lab, expected, shadows=False)
+        flags = () if flat else (EDGE,)
+        yield (blob.mask, blob.x0, blob.y0), flags
         return
     parts, good = _split_cluster(blob, expected, lab)
     for part, fine in zip(parts, good):
@@ -423,12 +431,42 @@ def _square_top(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
     return top.astype(bool)
 
 
-def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float) -> bool:
+def _seen_at_a_slant(blob: _Blob, lab: np.ndarray) -> bool:
+    """True when a long blob is one flat die seen off the camera's axis: its top face (the face
+    nearest the camera) is a square as wide as the blob, and the rest of the blob, its sides,
+    lies on the side facing the photo's centre, the only sides a camera square above (or
+    below) the tray sees. A die on an edge shows two oblong faces, side by side in any direction."""
+    top = _top_region(blob, lab)
+    if top is None:
+        return False
+    pts = cv2.findNonZero(top)
+    (_, _), (tw, th), _ = cv2.minAreaRect(pts)
+    _, _, (_, (bw, bh), _) = _squareness(blob.mask)
+    if min(tw, th) < SLANT_TOP_WIDTH * min(bw, bh) or max(tw, th) > TOP_SQUARE * min(tw, th):
+        return False
+    ys, xs = np.nonzero(blob.mask)
+    outward = np.array([xs.mean() + blob.x0 - lab.shape[1] / 2, ys.mean() + blob.y0 - lab.shape[0] / 2])
+    off_axis = float(np.hypot(*outward))
+    if off_axis == 0:
+        return False
+    outward /= off_axis
+    top_xy = pts.reshape(-1, 2).mean(axis=0)
+    shift = float(np.dot(top_xy - (xs.mean(), ys.mean()), outward))
+    # the sides show in proportion to the distance from the centre: about that over the focal
+    # length longer than wide (no more than a wide phone lens shows)
+    along = np.ptp(xs * outward[0] + ys * outward[1])
+    across = np.ptp(ys * outward[0] - xs * outward[1])
+    longest = off_axis / (WIDEST_LENS * max(lab.shape[:2])) + SLANT_TOLERANCE
+    return shift >= SLANT_TOP_SHIFT * np.sqrt(blob.area) and along <= (1 + longest) * (across + 1)
+
+
+def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool = True) -> bool:
     """True when a die-shaped blob shows, beside its top face, a sizeable patch of plastic of
     another colour: a die resting almost squarely on another (the pair's outline is then about
     one die's) shows the lower die's edge around it. A die's own sides are its top's hue, only
-    darker, and its shadow is the board's hue, so neither counts; a white or black die under a
-    coloured one counts when it is grey and far brighter or darker than the board."""
+    darker, and its shadow is the board's hue, so neither counts (with `shadows` False, the
+    board's hue counts too); a white or black die under a coloured one counts when it is grey
+    and far brighter or darker than the board."""
     top = _top_region(blob, lab)
     if top is None:
         return False
@@ -446,7 +484,7 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float) -> bool:
     a, b = crop[..., 1] - 128.0, crop[..., 2] - 128.0
     chroma = np.hypot(a, b)
     other = chroma > UNDER_CHROMA
-    for place in (top_mask > 0, ring):
+    for place in (top_mask > 0, ring) if shadows else (top_mask > 0,):
         if not place.any():
             continue
         ref_a, ref_b = float(_median(a[place])), float(_median(b[place]))
@@ -455,15 +493,20 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float) -> bool:
             cosine = (a * ref_a + b * ref_b) / np.maximum(chroma * ref_chroma, 1e-6)
             other &= cosine < np.cos(np.radians(UNDER_HUE))
         elif place is not ring:
-            other &= chroma > 2.5 * ref_chroma      # a coloured die under a grey one
+            # a coloured die under a grey one, or (unless shadows excuse it) a white one under a black one
+            other &= chroma > 2.5 * ref_chroma
+            if not shadows:
+                top_lum = float(_median(crop[..., 0][place]))
+                other |= np.abs(crop[..., 0] - top_lum) > 2 * GREY_STEP
     top_ab = np.hypot(_median(a[top_mask > 0]), _median(b[top_mask > 0]))
     if top_ab > 2 * UNDER_CHROMA and ring.any():
         # a white or black die under a coloured one: grey, and far brighter or darker than the board
         board = float(_median(crop[..., 0][ring]))
         lum = crop[..., 0]
-        other |= (chroma < 0.3 * top_ab) & ((lum > board + GREY_STEP) | (lum < board - 2 * GREY_STEP))
+        grey = chroma < 0.3 * top_ab
+        other |= grey if not shadows else grey & ((lum > board + GREY_STEP) | (lum < board - 2 * GREY_STEP))
     # no opening: the lower die's edge may show only a few working pixels wide
-    return int((rest & other).sum()) > UNDER_AREA * expected * expected
+    return int((rest & other).sum()) > (UNDER_AREA if shadows else UNDER_AREA / 2) * expected * expected
 
 
 def _top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
