@@ -269,10 +269,21 @@ def byler_quad(img: np.ndarray, bbox) -> np.ndarray:
     return cv2.boxPoints(((rx + x0, ry + y0), (s, s), ang))
 
 
-def byler_samples(split: str, variants: int, rng) -> tuple[list[np.ndarray], list[int]]:
-    """Cut-out faces (and misplaced "other" crops) from byler photos of one split."""
+def held_out(name: str) -> bool:
+    """Every fifth byler-d6 TRAIN photo (by name) is kept out of training: the decision rule's
+    thresholds are checked on those (and on synthetic stress trays), never on the test split."""
+    names = sorted(Path(r["image"]).name for r in byler_records("train"))
+    return name in set(names[::5])
+
+
+def training_records() -> list[dict]:
+    return [r for r in byler_records("train") if not held_out(Path(r["image"]).name)]
+
+
+def byler_samples(records: list[dict], variants: int, rng) -> tuple[list[np.ndarray], list[int]]:
+    """Cut-out faces (and misplaced "other" crops) from byler photos, outlined from the truth boxes."""
     crops, labels = [], []
-    for record in byler_records(split):
+    for record in records:
         img = cv2.imread(str(BYLER / record["image"]))
         dice = record["dice"]
         for die in dice:
@@ -292,6 +303,42 @@ def byler_samples(split: str, variants: int, rng) -> tuple[list[np.ndarray], lis
                 off = quad + rng.uniform(0.55, 0.9, 2) * fs * rng.choice([-1, 1], 2)
                 crops.append(faces.cut_face(img, off))
                 labels.append(OTHER)
+    return crops, labels
+
+
+def matched_candidates(image: np.ndarray, record: dict) -> list[tuple[dict, Candidate]]:
+    """(truth die, locator candidate) pairs: the candidate whose centre lies in the die's loose
+    box nearest its centre, each candidate used once (as the benchmark matches them)."""
+    found = [c for c in locate.find_dice(image) if not c.flags]
+    pairs = []
+    for ti, die in enumerate(record["dice"]):
+        x, y, w, h = die["bbox"]
+        for ci, c in enumerate(found):
+            if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h:
+                pairs.append(((c.center[0] - x - w / 2) ** 2 + (c.center[1] - y - h / 2) ** 2, ti, ci))
+    taken_t, taken_c, out = set(), set(), []
+    for _, ti, ci in sorted(pairs):
+        if ti not in taken_t and ci not in taken_c:
+            taken_t.add(ti)
+            taken_c.add(ci)
+            out.append((record["dice"][ti], found[ci]))
+    return out
+
+
+def locator_samples(records: list[dict], variants: int, rng) -> tuple[list[np.ndarray], list[int]]:
+    """Faces cut exactly as the reader cuts them at runtime: from `vision.locate` candidates
+    matched to the truth, with the outline jittered, colours swapped and views mirrored."""
+    crops, labels = [], []
+    for record in records:
+        img = cv2.imread(str(BYLER / record["image"]))
+        for die, cand in matched_candidates(img, record):
+            outline = np.asarray(cand.corners, np.float32)
+            fs = float(np.linalg.norm(outline[0] - outline[1]))
+            for v in range(variants):
+                source = img if v == 0 or rng.random() < 0.5 else img[..., rng.permutation(3)]
+                loose = outline if v == 0 else _jitter_quad(rng, outline, fs, 0.5)
+                crops.append(faces.face_crop(source, loose, "below" if v % 2 else "above"))
+                labels.append(die["face"])
     return crops, labels
 
 
@@ -358,68 +405,84 @@ def features(crops: np.ndarray) -> np.ndarray:
     return np.stack([faces.net_input(c) for c in crops]).transpose(0, 3, 1, 2).copy()
 
 
-def build_training_set(seed: int, byler_variants: int = 24) -> tuple[np.ndarray, np.ndarray]:
-    """All training crops (CANON x CANON BGR, as cut at runtime) and labels, from a seed."""
-    rng = np.random.default_rng(seed)
-    t0 = time.time()
-    crops, labels = synth_samples(rng, per_class=2000)
-    print(f"drew {len(crops)} single faces in {time.time() - t0:.0f}s", flush=True)
-    t0 = time.time()
-    more, more_labels = synth_tray_samples(rng, trays=240, first_seed=10_000, variants=3)
-    crops += more
-    labels += more_labels
-    print(f"cut {len(more)} dice from vision.synth trays in {time.time() - t0:.0f}s", flush=True)
+def photometric(rng, crop: np.ndarray) -> np.ndarray:
+    """Another camera's rendering of the same crop: colour balance, exposure, gamma, blur,
+    sensor noise and JPEG, each at random."""
+    img = crop.astype(np.float32)
+    img = img * rng.uniform(0.85, 1.15, 3) * rng.uniform(0.7, 1.3) + rng.uniform(-25, 25)
+    img = 255.0 * (np.clip(img, 0, 255) / 255.0) ** rng.uniform(0.7, 1.4)
+    if rng.random() < 0.3:
+        img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.3, 0.9))
+    if rng.random() < 0.4:
+        img = img + rng.normal(0, rng.uniform(1, 7), img.shape)
+    img = np.clip(img, 0, 255).astype(np.uint8)
+    if rng.random() < 0.3:
+        _, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(40, 95))])
+        img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return img
+
+
+def build_training_set(seed: int, byler_variants: int = 24, locator_variants: int = 12,
+                       trays: int = 360) -> tuple[np.ndarray, np.ndarray]:
+    """All training crops (CANON x CANON BGR, as cut at runtime) and labels, from a seed (each
+    source has its own random stream, so one can change without changing the others)."""
+    crops, labels = [], []
+
+    def add(what: str, part: int, make) -> None:
+        t0 = time.time()
+        more, more_labels = make(np.random.default_rng([seed, part]))
+        crops.extend(more)
+        labels.extend(more_labels)
+        print(f"{what}: {len(more)} crops in {time.time() - t0:.0f}s", flush=True)
+
+    add("single faces drawn", 0, lambda rng: synth_samples(rng, per_class=2000))
+    add("dice cut from vision.synth trays", 1,
+        lambda rng: synth_tray_samples(rng, trays=trays, first_seed=10_000, variants=3))
     if BYLER.exists():
-        more, more_labels = byler_samples("train", variants=byler_variants, rng=rng)
-        crops += more
-        labels += more_labels
-        print(f"cut {len(more)} byler-d6 train-split crops", flush=True)
+        records = training_records()
+        add("byler-d6 train split, truth-box outlines", 2, lambda rng: byler_samples(records, byler_variants, rng))
+        add("byler-d6 train split, locator candidates", 3,
+            lambda rng: locator_samples(records, locator_variants, rng))
     else:
         print(f"{BYLER} not found: training on synthetic faces only", flush=True)
     return np.stack(crops), np.asarray(labels, np.int64)
 
 
-def fit_cnn(x: np.ndarray, y: np.ndarray, seed: int, epochs: int):
+def fit_cnn(crops: np.ndarray, y: np.ndarray, seed: int, epochs: int):
     """Train the CNN that faces.FaceModel runs (torch: training only, never at runtime).
 
-    Every batch is turned by a random multiple of 90 degrees and maybe mirrored: pip counts do
-    not change under either, and the die's angle is only known up to a quarter turn."""
+    Half the crops of every batch are re-rendered (`photometric`) before `net_input`, and every
+    batch is turned by a random multiple of 90 degrees and maybe mirrored: pip counts do not
+    change under either, and the die's angle is only known up to a quarter turn."""
     import torch
     from torch import nn
 
     torch.manual_seed(seed)
     torch.set_num_threads(1)
 
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.convs = nn.ModuleList([nn.Conv2d(4, 8, 3, padding=1), nn.Conv2d(8, 16, 3, padding=1),
-                                        nn.Conv2d(16, 32, 3, padding=1)])
-            side = faces.CANON // 8
-            self.fc1 = nn.Linear(32 * side * side, 64)
-            self.fc2 = nn.Linear(64, 7)
-            self.drop = nn.Dropout(0.3)
+    def conv(inputs: int, outputs: int) -> list:
+        return [nn.Conv2d(inputs, outputs, 3, padding=1, bias=False), nn.BatchNorm2d(outputs), nn.ReLU()]
 
-        def forward(self, t):
-            for conv in self.convs:
-                t = nn.functional.max_pool2d(torch.relu(conv(t)), 2)
-            t = t.flatten(1)
-            return self.fc2(self.drop(torch.relu(self.fc1(t))))
-
-    net = Net()
-    xt = torch.from_numpy(x)
+    side = faces.CANON // 8
+    net = nn.Sequential(*conv(4, 16), nn.MaxPool2d(2),
+                        *conv(16, 32), nn.MaxPool2d(2),
+                        *conv(32, 48), *conv(48, 64), nn.MaxPool2d(2),
+                        nn.Flatten(), nn.Dropout(0.3), nn.Linear(64 * side * side, 128), nn.ReLU(),
+                        nn.Dropout(0.3), nn.Linear(128, 7))
     yt = torch.from_numpy(y)
-    opt = torch.optim.Adam(net.parameters(), lr=2e-3, weight_decay=1e-5)
-    steps = epochs * ((len(x) + 127) // 128)
+    rng = np.random.default_rng(seed)
+    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
+    steps = epochs * ((len(crops) + 127) // 128)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
     gen = torch.Generator().manual_seed(seed)
     for epoch in range(epochs):
         net.train()
-        order = torch.randperm(len(x), generator=gen)
+        order = torch.randperm(len(crops), generator=gen)
         total, right = 0.0, 0
-        for start in range(0, len(x), 128):
+        for start in range(0, len(crops), 128):
             idx = order[start:start + 128]
-            xb = torch.rot90(xt[idx], int(torch.randint(4, (1,), generator=gen)), (2, 3))
+            batch = [photometric(rng, crops[i]) if rng.random() < 0.5 else crops[i] for i in idx.tolist()]
+            xb = torch.rot90(torch.from_numpy(features(batch)), int(torch.randint(4, (1,), generator=gen)), (2, 3))
             if torch.rand(1, generator=gen) < 0.5:
                 xb = torch.flip(xb, (3,))
             out = net(xb)
@@ -430,8 +493,9 @@ def fit_cnn(x: np.ndarray, y: np.ndarray, seed: int, epochs: int):
             sched.step()
             total += float(loss.detach()) * len(idx)
             right += int((out.argmax(1) == yt[idx]).sum())
-        print(f"epoch {epoch + 1}/{epochs} loss {total / len(x):.4f} train acc {right / len(x):.4f}", flush=True)
-    return net
+        print(f"epoch {epoch + 1}/{epochs} loss {total / len(crops):.4f} train acc {right / len(crops):.4f}",
+              flush=True)
+    return net.eval()
 
 
 def export_onnx(net, path: str) -> None:
@@ -458,12 +522,11 @@ def cmd_train(args) -> None:
             crops, y = data["crops"], data["y"]
         print(f"loaded {len(crops)} crops from {cache}")
     else:
-        crops, y = build_training_set(args.seed, args.byler_variants)
+        crops, y = build_training_set(args.seed, args.byler_variants, args.locator_variants, args.trays)
         if cache:
             np.savez(cache, crops=crops, y=y)
-    x = features(crops)
-    print(f"training on {len(x)} samples, class counts {np.bincount(y).tolist()}", flush=True)
-    net = fit_cnn(x, y, args.seed, args.epochs)
+    print(f"training on {len(crops)} samples, class counts {np.bincount(y).tolist()}", flush=True)
+    net = fit_cnn(crops, y, args.seed, args.epochs)
     export_onnx(net, args.out)
     print(f"wrote {args.out}")
 
@@ -608,10 +671,13 @@ def main(argv=None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train")
     train.add_argument("--seed", type=int, default=7)
-    train.add_argument("--epochs", type=int, default=45)
+    train.add_argument("--epochs", type=int, default=20)
     train.add_argument("--cache", help="keep/reuse the built training set in this .npz file")
     train.add_argument("--byler-variants", type=int, default=24,
-                       help="jittered cuts of each byler-d6 train-split die")
+                       help="jittered cuts of each byler-d6 train-split die, from its truth box")
+    train.add_argument("--locator-variants", type=int, default=12,
+                       help="jittered cuts of each byler-d6 train-split die, from its locator candidate")
+    train.add_argument("--trays", type=int, default=360, help="vision.synth trays to cut dice from")
     train.add_argument("--out", default=str(faces.MODEL_PATH))
     evaluate = sub.add_parser("evaluate")
     evaluate.add_argument("--seed", type=int, default=7)
