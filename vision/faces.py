@@ -415,12 +415,9 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
     probs = load_model().probabilities(np.stack([_net_input(*o) for o in offsets]))
     templates = _taught_templates(calibration)
     reads, first_counts = [], []
-    for i, (crop, (diff, dist, contrast), p) in enumerate(zip(crops, offsets, probs)):
-        count, layout_error = pips = _count_pips(diff, dist, contrast)
-        read = _decide(crop, pips, p, templates, contrast >= MIN_FACE_CONTRAST)
-        if read.value is None and _may_look_again(count, layout_error, int(np.argmax(p))):
-            read = _second_look(crop, p, (lambda i=i: other_cuts(i)) if other_cuts else list) or read
-        reads.append(read)
+    for crop, (diff, dist, contrast), p in zip(crops, offsets, probs):
+        pips = _count_pips(diff, dist, contrast)
+        reads.append(_decide(crop, pips, p, templates, contrast >= MIN_FACE_CONTRAST))
         first_counts.append(pips)
     refused = [i for i, read in enumerate(reads) if read.value is None]
     if refused:
@@ -429,6 +426,11 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
             value = _sure_value(p, first_counts[i])
             if value is not None:
                 reads[i] = FaceRead(value, round(float(p[value]), 4), "pips")
+    for i in refused:
+        count, layout_error = first_counts[i]
+        if reads[i].value is None and _may_look_again(count, layout_error, int(np.argmax(probs[i]))):
+            cuts = (lambda i=i: other_cuts(i)) if other_cuts else list
+            reads[i] = _second_look(crops[i], probs[i], cuts) or reads[i]
     if other_cuts:  # a lone pip must still be alone on the die's whole outline
         for i, read in enumerate(reads):
             if read.value == 1 and read.kind == "pips" and not _ace_stands_alone(other_cuts(i)):

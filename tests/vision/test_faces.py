@@ -145,7 +145,7 @@ def test_real_photos_from_byler_test_split(byler_truth):
             right += read.value == die["face"]
             total += 1
     assert total >= 30
-    assert right >= 0.65 * total  # measured 59 of 83 with the shipped model
+    assert right >= 0.75 * total  # measured 67 of 83 with the shipped model (59 with the one before)
 
 
 def box_candidate(bbox) -> Candidate:
@@ -222,3 +222,28 @@ def test_six_is_never_read_as_its_four_corners(byler_dir):
     image = cv2.imread(str(byler_dir / "images" / "IMG_20191208_112857.jpg"))
     outline = [(386.63, 275.11), (414.64, 266.7), (422.18, 291.82), (394.17, 300.22)]
     assert faces.read_face(image, candidate(outline), "above").value in (None, 6)
+
+
+def test_sure_classifier_reads_faces_the_pip_counter_cannot_settle(byler_dir):
+    """Real dice (held-out byler train photos) whose pips the counter cannot count cleanly (a
+    swirl, glare, pips merged or faint): the classifier, sure over four turns of the face,
+    reads them, since the counter sees no clean pattern of another count."""
+    dice = [("IMG_20191208_112419.jpg", [227.1, 287.5, 33.9, 37.0], 3),
+            ("IMG_20191208_112556.jpg", [383.4, 337.3, 33.9, 35.3], 5),
+            ("IMG_20191208_112710.jpg", [410.5, 304.1, 24.8, 27.1], 6),
+            ("IMG_20191208_112005.jpg", [316.0, 398.8, 49.8, 40.0], 2)]
+    for name, bbox, face in dice:
+        image = cv2.imread(str(byler_dir / "images" / name))
+        crop = faces.face_crop(image, box_candidate(bbox).corners)
+        assert faces.count_pips(crop)[0] != face or faces.count_pips(crop)[1] > faces.MAX_LAYOUT_ERROR
+        assert faces.read_face(image, box_candidate(bbox), "above").value == face, name
+
+
+def test_one_pip_of_a_two_in_a_misplaced_outline_is_not_an_ace():
+    """Dice touching: the locator's box holds one pip of a black 2 whole and the next one cut by
+    its edge. The classifier takes the crop for an ace; a wider cut shows a clean 2."""
+    image, truth = synth.render_tray(20240017, 22, view="below", hard=True)
+    corners = [(246.78, 659.34), (303.16, 659.34), (303.16, 715.72), (246.78, 715.72)]
+    die = min(truth, key=lambda d: np.hypot(d["center"][0] - 275.0, d["center"][1] - 687.5))
+    assert die["seen"] == 2
+    assert faces.read_face(image, candidate(corners), "below").value in (None, 2)
