@@ -50,6 +50,10 @@ SLANT_TOLERANCE = 0.1         # the outline's stretch away from the centre may e
 TOP_TOLERANCE = 10.0          # Lab distance within which the top face's plastic counts as one colour
 TOP_SHARE = 0.45              # ...and covers at least this share of its blob (the rest: sides, shadow)
 MARK_CONTRAST = 30.0          # least spread (Lab L, sharp detail) of a die's marks: pips, a picture
+SMOOTH_DETAIL = 12.0          # a piece of a cluster with less sharp detail (Lab L) than this inside...
+BOARD_HUE = 10.0              # a piece within this Lab a-b distance of the board's colour...
+BOARD_BRIGHTER = 8.0          # ...and no more than this brighter is board (or its shadow)
+SMOOTH_MARGIN = 0.15          # ...this far (usual die sides) in from its outline holds no die face
 MARK_SCALE = 0.06             # blur (in blob sides) at about a pip's scale: a die's detail there is...
 GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarter side (a glow: a tenth)
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
@@ -75,6 +79,8 @@ FACE_EVENNESS = 40.0          # spread (Lab L, 10-90 %) of a plain face's plasti
 RING_EDGE = 4.0               # a pip-found die's outline edges against the photo's median edge
 FAINT_RING_EDGE = 2.0         # ...a dark die's, against the edges just around it (and the median)
 
+
+_BLANK = "blank"               # a piece of a cluster without marks: not reported, only checked against
 
 @dataclass
 class _Blob:
@@ -113,10 +119,11 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     blobs = _blobs(on_tray, view.min_side, view.max_side)
     hsv = cv2.cvtColor(view.small, cv2.COLOR_BGR2HSV)
     lum = view.lab[..., 0]
-    candidates = []
+    candidates, blank = [], []
     for blob in blobs:
         for region, flags in _split(blob, expected, view.lab):
-            candidates.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
+            (blank if _BLANK in flags else candidates).append(
+                _candidate(region, flags, hsv, view.small.shape, view.scale))
     covered = np.zeros(on_tray.shape, np.uint8)
     for cand in candidates:
         cv2.fillPoly(covered, [np.int32(np.round((np.asarray(cand.corners) + 0.5) * view.scale - 0.5))], 1)
@@ -141,22 +148,25 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
             if _lone_die(blob, expected, lum):
                 region = (blob.mask, blob.x0, blob.y0)
                 candidates.append(_candidate(region, (OUTSIDE,), hsv, view.small.shape, view.scale))
-    candidates = _flag_crowded([_top_face(image, c) for c in candidates])
+    candidates = _flag_crowded([_top_face(image, c) for c in candidates], blank)
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
     return candidates
 
 
-def _flag_crowded(candidates: list[Candidate]) -> list[Candidate]:
+def _flag_crowded(candidates: list[Candidate], blank: list[Candidate] = ()) -> list[Candidate]:
     """Two dice lying flat cannot have their centres closer than about one side: candidates that
-    close are one die cut in two, or a die resting on another, so both are flagged stacked."""
+    close are one die cut in two, or a die resting on another, so both are flagged stacked. So
+    is a candidate that close to a plain piece cut from its cluster (no die by itself, but
+    maybe the blank side of a die on its edge)."""
     crowded = set()
+    everything = list(candidates) + list(blank)
     for i, a in enumerate(candidates):
-        for j in range(i + 1, len(candidates)):
-            b = candidates[j]
+        for j in range(i + 1, len(everything)):
+            b = everything[j]
             if OUTSIDE in a.flags or OUTSIDE in b.flags:
                 continue
             gap = np.hypot(a.center[0] - b.center[0], a.center[1] - b.center[1])
-            if gap < MIN_CENTRE_GAP * min(a.size, b.size):
+            if gap < MIN_CENTRE_GAP * (min(a.size, b.size) if j < len(candidates) else a.size):
                 crowded.update((i, j))
     return [replace(c, flags=tuple(dict.fromkeys(c.flags + (STACKED,)))) if i in crowded else c
             for i, c in enumerate(candidates)]
@@ -413,10 +423,17 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         yield (blob.mask, blob.x0, blob.y0), flags
         return
     parts, good = _split_cluster(blob, expected, lab)
+    board = None
     for part, fine in zip(parts, good):
-        if _plain(_Blob(part, blob.x0, blob.y0), lum):
-            continue  # a piece of shadow or wall cut off with the dice: no marks, no die
-        yield (part, blob.x0, blob.y0), (() if fine else (STACKED,))
+        if _plain(_Blob(part, blob.x0, blob.y0), lum) or _smooth_inside(part, blob.x0, blob.y0, lum, expected):
+            # no marks, no die: a piece of shadow or wall cut off with the dice (the board's
+            # colour, or darker), or else maybe the plain side of a die on its edge, which
+            # `_flag_crowded` still sees
+            board = _board_colour(blob, lab, expected) if board is None else board
+            if not _like_board(part, blob, lab, board):
+                yield (part, blob.x0, blob.y0), (_BLANK,)
+        else:
+            yield (part, blob.x0, blob.y0), (() if fine else (STACKED,))
 
 
 def _square_top(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
@@ -631,6 +648,46 @@ def _plain(blob: _Blob, lum: np.ndarray) -> bool:
     # marks are sharp: a smooth ramp of light (glare) is no mark
     broad = _detail(blob, lum, 0.25)
     return broad is None or broad < MARK_CONTRAST
+
+
+def _board_colour(blob: _Blob, lab: np.ndarray, expected: float) -> np.ndarray:
+    """Median Lab colour of the board in a ring just around the blob."""
+    h, w = blob.mask.shape
+    pad = max(2, int(0.2 * expected))
+    y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
+    crop = lab[y0:blob.y0 + h + pad, x0:blob.x0 + w + pad]
+    mask = np.zeros(crop.shape[:2], np.uint8)
+    mask[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w] = blob.mask
+    ring = cv2.dilate(mask, np.ones((2 * pad + 1,) * 2, np.uint8)) > mask
+    pixels = crop[ring] if ring.any() else crop.reshape(-1, 3)
+    return np.array([_median(channel) for channel in pixels.T], np.float32)
+
+
+def _like_board(part: np.ndarray, blob: _Blob, lab: np.ndarray, board: np.ndarray) -> bool:
+    """True when a piece of a blob has the board's colour, or the board's in shadow: as dark or
+    darker, of its hue."""
+    h, w = part.shape
+    pixels = lab[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w][part].astype(np.float32)
+    colour = np.array([_median(channel) for channel in pixels.T], np.float32)
+    return bool(np.hypot(*(colour[1:] - board[1:])) < BOARD_HUE and colour[0] < board[0] + BOARD_BRIGHTER)
+
+
+def _smooth_inside(part: np.ndarray, x0: int, y0: int, lum: np.ndarray, expected: float) -> bool:
+    """True when a piece cut from a cluster has no sharp detail (pips, a picture's lines) away
+    from its outline: a soft shadow or a patch of wall between dice, not a die's face. Its
+    outline, where it meets the dice, does not count."""
+    h, w = part.shape
+    r = max(1, int(round(SMOOTH_MARGIN * expected)))
+    inner = cv2.erode(part.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2))
+    if inner.sum() < 5:
+        return False
+    sigma = max(1.0, MARK_SCALE * expected)
+    pad = int(3 * sigma) + 1
+    top, left = max(0, y0 - pad), max(0, x0 - pad)
+    crop = lum[top:y0 + h + pad, left:x0 + w + pad].astype(np.float32)
+    sharp = (crop - cv2.GaussianBlur(crop, (0, 0), sigma))[y0 - top:y0 - top + h, x0 - left:x0 - left + w]
+    low, high = np.percentile(sharp[inner > 0], (3, 97))
+    return high - low < SMOOTH_DETAIL
 
 
 def _glow(blob: _Blob, lum: np.ndarray) -> bool:
