@@ -248,3 +248,35 @@ def test_black_dice_on_dark_felt_seen_from_below_are_found_by_their_light_pips()
     found = find_dice(image)
     assert len(found) == len(truth)
     assert all(len(matches(die, found)) == 1 for die in truth)
+
+
+@pytest.mark.parametrize("seed", [9, 33, 45])
+def test_flat_dice_seen_off_the_camera_axis_are_not_taken_for_dice_on_edge(seed):
+    # near the frame's edge the camera sees a flat die's sides too, on the side facing the
+    # photo's centre: its outline is long, but its top face is square and lies outward
+    image, truth = synth.render_tray(seed, 10)
+    found = find_dice(image)
+    assert all(len(matches(die, found)) == 1 for die in truth)
+    assert len(found) == len(truth) and not any(c.flags for c in found)
+
+
+def test_a_die_leaning_near_the_photos_centre_stays_flagged():
+    # its upper face looks square and lies on the outer side, but so near the centre a lens
+    # shows next to none of a flat die's sides: the long outline is a die on its edge
+    image, truth = synth.render_tray(27, 6, edge=1)
+    leaning = next(d for d in truth if "edge" in d["flags"])
+    hit = matches(leaning, find_dice(image))
+    assert hit and all(EDGE in c.flags for c in hit)
+
+
+@pytest.mark.parametrize("name,dice", [("IMG_20191208_112833.jpg", 4), ("IMG_20191209_095735.jpg", 9)])
+def test_soft_shadows_cut_from_a_cluster_are_not_reported_as_dice(byler_truth, name, dice):
+    # the soft shadows and wall beside touching dice join them in one blob; the pieces cut
+    # from it that carry no marks (no pips, no picture) are no dice
+    row = next(r for r in byler_truth if r["image"].endswith(name))
+    found = find_dice(cv2.imread(row["path"]))
+    assert len(row["dice"]) == dice
+    for die in row["dice"]:
+        x, y, w, h = die["bbox"]
+        assert sum(1 for c in found if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h) == 1
+    assert len(found) == dice and not any(c.flags for c in found)
