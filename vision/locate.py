@@ -30,6 +30,7 @@ from vision.types import CUT, EDGE, OUTSIDE, STACKED, Candidate, ImageError
 WORK_LONG_SIDE = 640          # pixels on the working copy's long side
 MIN_DIE_FRACTION = 0.012      # smallest die side accepted, as a fraction of the photo's short side
 MAX_DIE_FRACTION = 0.30       # largest die side accepted
+FLOOR_LEAKS = (0.03, 0.07)    # widths of gaps in a tray's rim closed to find its floor (short sides)
 MAX_HOLE_FRACTION = 0.15      # holes filled up to this side (fraction of the short side)
 
 # one blob: one die, a die showing a long side, or touching dice (area in usual die areas)
@@ -203,16 +204,24 @@ def _floor_hull(foreground: np.ndarray, enclosed_only: bool = False) -> np.ndarr
     frame does not touch, when it is large (a tray seen whole); else the largest background
     region (a tray filling the frame, a bare table); None when neither is large."""
     h, w = foreground.shape
-    # cut thin leaks of the floor through gaps in the rim before splitting the background up
-    side = max(3, int(0.03 * min(h, w)) | 1)
-    background = cv2.morphologyEx((~foreground).astype(np.uint8), cv2.MORPH_OPEN,
-                                  cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side)))
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(background, connectivity=4)
-    if count < 2:
-        return None
-    areas = stats[1:, cv2.CC_STAT_AREA]
-    x, y, bw, bh = (stats[1:, i] for i in range(4))
-    enclosed = (x > 0) & (y > 0) & (x + bw < w) & (y + bh < h) & (areas > 0.12 * h * w)
+    # cut leaks of the floor through gaps in the rim before splitting the background up: thin
+    # ones first; wider ones only when the floor still reaches the frame
+    first = None
+    for leak in FLOOR_LEAKS:
+        side = max(3, int(leak * min(h, w)) | 1)
+        background = cv2.morphologyEx((~foreground).astype(np.uint8), cv2.MORPH_OPEN,
+                                      cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side)))
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(background, connectivity=4)
+        if count < 2:
+            return None
+        areas = stats[1:, cv2.CC_STAT_AREA]
+        x, y, bw, bh = (stats[1:, i] for i in range(4))
+        enclosed = (x > 0) & (y > 0) & (x + bw < w) & (y + bh < h) & (areas > 0.12 * h * w)
+        if enclosed.any():
+            break
+        first = first or (labels, areas, enclosed)
+    else:
+        labels, areas, enclosed = first   # no floor inside a rim: the thin cut's regions
     if enclosed.any():
         pick = int(np.argmax(np.where(enclosed, areas, 0))) + 1
     elif enclosed_only or areas.max() < 0.12 * h * w:

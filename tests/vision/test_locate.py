@@ -280,3 +280,13 @@ def test_soft_shadows_cut_from_a_cluster_are_not_reported_as_dice(byler_truth, n
         x, y, w, h = die["bbox"]
         assert sum(1 for c in found if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h) == 1
     assert len(found) == dice and not any(c.flags for c in found)
+
+
+def test_a_tray_rim_with_a_gap_still_bounds_the_floor():
+    # the inner band of this tray's rim stands out from the floor and has a gap wider than a
+    # pip: the floor must still be found inside it, else the band is cut into dozens of "dice"
+    image, truth = synth.render_tray(20240018, 6, hard=True)
+    found = find_dice(image)
+    assert find_tray(image) is not None
+    assert all(len(matches(die, found)) == 1 for die in truth)
+    assert len(found) == len(truth)
