@@ -39,9 +39,9 @@ MIN_ACE_PROB = 0.9         # an untaught picture is most easily taken for an ace
 MAX_LAYOUT_ERROR = 0.2
 # When the two cues did not agree, the classifier alone reads a face it is this sure of (the
 # mean over four turns of the face), unless the pip counter clearly sees another count. Set on
-# held-out byler-d6 TRAIN photos and synthetic stress trays (tools/train_faces.py tune): no
+# held-out byler-d6 TRAIN photos and synthetic stress trays (tools/train_faces.py stress): no
 # wrong read there from 0.7 up.
-SURE_PROB = 0.9
+SURE_PROB = 0.8
 SURE_ACE_LAYOUT_ERROR = 0.3  # an ace read this way still needs one round, centred, lone blob
 OTHER_CLASS = 0            # the classifier's "not a pip face"
 SECOND_LOOK_PROB = 0.9     # classifier certainty before the pip counter looks again...
