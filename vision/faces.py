@@ -44,6 +44,9 @@ MAX_LAYOUT_ERROR = 0.2
 SURE_PROB = 0.8
 SURE_ACE_LAYOUT_ERROR = 0.3  # an ace read this way still needs one round, centred, lone blob
 OTHER_CLASS = 0            # the classifier's "not a pip face"
+# Below this certainty on the top-face crop, the classifier must not see another count on the
+# die's outline as the locator gave it (a top face found off-centre shows only part of it).
+CONFIRM_PROB = 0.95
 SECOND_LOOK_PROB = 0.9     # classifier certainty before the pip counter looks again...
 VERIFY_LAYOUT_ERROR = 0.3  # ...which then allows for the slant of a die seen off-centre
 ACE_SECOND_LOOK_PROB = 0.97  # an ace (a swirl around its pip) gets a second look on this crop only,
@@ -431,8 +434,15 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
         if reads[i].value is None and _may_look_again(count, layout_error, int(np.argmax(probs[i]))):
             cuts = (lambda i=i: other_cuts(i)) if other_cuts else list
             reads[i] = _second_look(crops[i], probs[i], cuts) or reads[i]
-    if other_cuts:  # a lone pip must still be alone on the die's whole outline
-        for i, read in enumerate(reads):
+    if other_cuts:
+        doubtful = [i for i, read in enumerate(reads)
+                    if read.kind == "pips" and read.value is not None and probs[i][read.value] < CONFIRM_PROB]
+        if doubtful:  # the die's outline as given, cut without looking for its top face
+            outline_cuts = np.stack([net_input(other_cuts(i)[0]) for i in doubtful])
+            for i, p in zip(doubtful, load_model().probabilities(outline_cuts)):
+                if int(np.argmax(p)) != reads[i].value and float(np.max(p)) >= 0.5:
+                    reads[i] = FaceRead(None, 0.0, "pips")
+        for i, read in enumerate(reads):  # a lone pip must still be alone on the die's whole outline
             if read.value == 1 and read.kind == "pips" and not _ace_stands_alone(other_cuts(i)):
                 reads[i] = FaceRead(None, 0.0, "pips")
     return reads
