@@ -490,9 +490,10 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool
     """True when a die-shaped blob shows, beside its top face, a sizeable patch of plastic of
     another colour: a die resting almost squarely on another (the pair's outline is then about
     one die's) shows the lower die's edge around it. A die's own sides are its top's hue, only
-    darker, and its shadow is the board's hue, so neither counts (with `shadows` False, the
-    board's hue counts too); a white or black die under a coloured one counts when it is grey
-    and far brighter or darker than the board."""
+    darker, and its shadow is the board's hue, so neither counts (with `shadows` False, only a
+    plain shadow is excused: darker than the board by a shadow's step at most, and no more
+    vivid); a white or black die under a coloured one counts when it is grey and far brighter
+    or darker than the board."""
     top = _top_region(blob, lab)
     if top is None:
         return False
@@ -531,6 +532,18 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool
         lum = crop[..., 0]
         grey = chroma < 0.3 * top_ab
         other |= grey if not shadows else grey & ((lum > board + GREY_STEP) | (lum < board - 2 * GREY_STEP))
+    if not shadows and ring.any():
+        # still no shadow: the board's colour, darker but by no more than a shadow darkens, and
+        # no more vivid (plastic of the board's hue lit from above is)
+        lum = crop[..., 0]
+        board_lum = float(_median(lum[ring]))
+        board_a, board_b = float(_median(a[ring])), float(_median(b[ring]))
+        board_chroma = float(np.hypot(board_a, board_b))
+        shade = (lum < board_lum) & (lum > board_lum - 2 * GREY_STEP) & (chroma <= board_chroma + UNDER_CHROMA / 2)
+        if board_chroma > UNDER_CHROMA:
+            cosine = (a * board_a + b * board_b) / np.maximum(chroma * board_chroma, 1e-6)
+            shade &= (cosine > np.cos(np.radians(UNDER_HUE))) & (chroma > 0.3 * board_chroma)
+        other &= ~shade
     # no opening: the lower die's edge may show only a few working pixels wide
     return int((rest & other).sum()) > (UNDER_AREA if shadows else UNDER_AREA / 2) * expected * expected
 
