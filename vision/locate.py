@@ -2,11 +2,16 @@
 
 The photo is shrunk to a working copy (about 640 px on its long side) where all the heavy work
 happens: a smooth background model is fitted around the dice, and pixels that differ from it in
-colour or brightness become foreground. Each foreground blob is then one die (a convex square),
-a die showing a long side (flagged edge), or touching dice, cut by k-means over position and
-colour into the fewest similar squares; parts that still do not look like one die are reported
-flagged, never dropped (only plain pieces with no marks are: shadow, a bit of wall), so the
-photo goes to `check` instead of being counted short. Dice the colour foreground misses (a white
+colour or brightness become foreground; the tray's floor bounds the search (gaps in its rim
+are closed first). Each foreground blob is then one die (a convex square), a die showing a long
+side, or touching dice, cut by k-means over position and colour into the fewest similar squares.
+A long lone outline is a die on its edge unless it is a flat die seen off the camera's axis:
+its top face square and as wide as the blob, lying outward, with its sides (of its own colour,
+or a shadow) toward the photo's centre, stretched no more than a phone's lens shows. Parts of a
+cluster that still do not look like one die are reported flagged, never dropped; only pieces
+with no sharp marks inside are: shadow, a bit of wall (one not of the board's colour may be a
+die's blank side, so a die centred next to it is flagged). So the photo goes to `check` instead
+of being counted short. Dice the colour foreground misses (a white
 die on a white board) are found by their pips: dark round spots in groups no wider than a face,
 ringed by an outline; a black die against a dim room seen from below is found by its light pips
 (specks too small for a die), its faint outline standing out from the even room just around it.
