@@ -439,10 +439,12 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
     parts, good = _split_cluster(blob, expected, lab)
     board = None
     for part, fine in zip(parts, good):
-        if _plain(_Blob(part, blob.x0, blob.y0), lum) or _smooth_inside(part, blob.x0, blob.y0, lum, expected):
-            # no marks, no die: a piece of shadow or wall cut off with the dice (the board's
-            # colour, or darker), or else maybe the plain side of a die on its edge, which
-            # `_flag_crowded` still sees
+        if _plain(_Blob(part, blob.x0, blob.y0), lum):
+            continue  # a piece of shadow or wall cut off with the dice: no marks, no die
+        if _smooth_inside(part, blob.x0, blob.y0, lum, expected):
+            # no sharp marks inside either: a piece of shadow or wall (the board's colour, or
+            # darker), or else maybe the plain side of a die on its edge, which `_flag_crowded`
+            # still sees
             board = _board_colour(blob, lab, expected) if board is None else board
             if not _like_board(part, blob, lab, board):
                 yield (part, blob.x0, blob.y0), (_BLANK,)
