@@ -52,10 +52,12 @@ VERIFY_LAYOUT_ERROR = 0.3  # ...which then allows for the slant of a die seen of
 ACE_SECOND_LOOK_PROB = 0.97  # an ace (a swirl around its pip) gets a second look on this crop only,
 ACE_VERIFY_ERROR = 0.1       # for a filled disc near the middle (untaught pictures score p(1) < 0.5)
 MIN_FACE_CONTRAST = 12.0   # colour distance below which a face has no visible marks at all
+MIN_ACE_CONTRAST = 24.0    # below it, a lone "pip" may be a gleam on a dark speck: an ace needs CONFIRM_PROB
 MIN_ACE_FILL = 0.62        # share of its bounding box a lone pip fills (a disc: 0.79; a star: 0.5)
 MAX_MIDDLE_MARK = 0.5      # mark strength (of the pip cut) allowed where a 3's or 5's middle pip would be
 MAX_PAINT_SPREAD = 0.6     # colour difference between pips allowed, relative to their contrast
 AMBIGUOUS = 0.99           # layout error of a 2 or 4 that may be a 3, 5 or 6: refused, and no second look
+FAINT_MIDDLE = 0.2         # ...clean only at a higher cut: read when the classifier is very sure of it
 # A taught picture is recognised when its normalised correlation with one of its templates
 # reaches MIN_TEMPLATE_SCORE and the classifier calls the face "not pips", or on correlation
 # alone from SURE_TEMPLATE_SCORE. Measured on vision.synth trays: taught pacos and skulls score
@@ -221,7 +223,8 @@ def _count_pips(diff: np.ndarray, dist: np.ndarray, contrast: float) -> tuple[in
     if best[1] > 0.0:  # blurred pips may merge: a higher cut separates them
         higher = _pips_at(scaled, low + 0.4 * (255.0 - low), diff)
         if higher[1] < best[1]:
-            best = higher
+            # a faint middle pip seen at the first cut is not unseen by a higher one
+            best = (higher[0], max(higher[1], FAINT_MIDDLE)) if best[1] == AMBIGUOUS else higher
     return best
 
 
@@ -420,13 +423,13 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
     reads, first_counts = [], []
     for crop, (diff, dist, contrast), p in zip(crops, offsets, probs):
         pips = _count_pips(diff, dist, contrast)
-        reads.append(_decide(crop, pips, p, templates, contrast >= MIN_FACE_CONTRAST))
+        reads.append(_decide(crop, pips, p, templates, contrast))
         first_counts.append(pips)
     refused = [i for i, read in enumerate(reads) if read.value is None]
     if refused:
         turned = _turned_probabilities(np.stack([_net_input(*offsets[i]) for i in refused]))
         for i, p in zip(refused, turned):
-            value = _sure_value(p, first_counts[i])
+            value = _sure_value(p, first_counts[i], offsets[i][2])
             if value is not None:
                 reads[i] = FaceRead(value, round(float(p[value]), 4), "pips")
     for i in refused:
@@ -467,14 +470,16 @@ def _turned_probabilities(inputs: np.ndarray) -> np.ndarray:
     return probs.reshape(4, len(inputs), -1).mean(0)
 
 
-def _sure_value(probs: np.ndarray, first_count: tuple[int, float]) -> int | None:
+def _sure_value(probs: np.ndarray, first_count: tuple[int, float], contrast: float) -> int | None:
     """A pip count the classifier is sure of (over four turns of the face) and the pip counter
     does not clearly contradict: its first cut found no clean pattern of another count. An ace
     also needs the counter's lone round blob, since untaught pictures hide best as aces."""
     value = int(np.argmax(probs))
     count, layout_error = first_count
-    if value == OTHER_CLASS or probs[value] < SURE_PROB:
+    if value == OTHER_CLASS or probs[value] < _needed(value, layout_error, contrast, SURE_PROB):
         return None
+    if value == count and layout_error in (AMBIGUOUS, FAINT_MIDDLE):
+        return None  # the counter's 2 or 4 shows a faint mark where a 3's or 5's middle pip would be
     if 1 <= count <= 6 and count != value and layout_error <= MAX_LAYOUT_ERROR:
         return None
     if value == 1 and not (count == 1 and layout_error <= SURE_ACE_LAYOUT_ERROR):
@@ -533,7 +538,16 @@ def _canonical(crop: np.ndarray) -> np.ndarray:
     return cv2.resize(crop, (CANON, CANON), interpolation=cv2.INTER_AREA)
 
 
-def _decide(crop: np.ndarray, pips: tuple[int, float], probs: np.ndarray, templates, marked: bool) -> FaceRead:
+def _needed(value: int, layout_error: float, contrast: float, usual: float) -> float:
+    """Classifier certainty asked for reading `value`: `usual`, or CONFIRM_PROB for a faint ace
+    (a gleam on a dark speck) or a 2 or 4 whose middle showed a faint mark at the counter's
+    first cut."""
+    if value == 1 and contrast < MIN_ACE_CONTRAST or layout_error == FAINT_MIDDLE:
+        return CONFIRM_PROB
+    return usual
+
+
+def _decide(crop: np.ndarray, pips: tuple[int, float], probs: np.ndarray, templates, contrast: float) -> FaceRead:
     """Both cues agree and are sure -> the value; a taught picture matches -> its face; else None
     (kind "picture" when the face carries marks the classifier calls "not pips")."""
     count, layout_error = pips
@@ -541,14 +555,15 @@ def _decide(crop: np.ndarray, pips: tuple[int, float], probs: np.ndarray, templa
     net_prob = float(probs[net_class])
     agree = 1 <= count <= 6 and net_class == count
     confidence = net_prob * (1.0 - layout_error) if agree else 0.0
-    needed = MIN_ACE_PROB if count == 1 else MIN_NET_PROB
-    if agree and net_prob >= needed and layout_error <= MAX_LAYOUT_ERROR:
+    usual = MIN_ACE_PROB if count == 1 else MIN_NET_PROB
+    if agree and net_prob >= _needed(count, layout_error, contrast, usual) and layout_error <= MAX_LAYOUT_ERROR:
         return FaceRead(count, round(confidence, 4), "pips")
     if templates:
         value, score = match_templates(crop, templates)
         says_picture = float(probs[0]) >= 0.5
         if value is not None and (score >= SURE_TEMPLATE_SCORE or (says_picture and score >= MIN_TEMPLATE_SCORE)):
             return FaceRead(value, round(score, 4), "picture")
+    marked = contrast >= MIN_FACE_CONTRAST
     kind = "picture" if marked and net_class == 0 and net_prob >= 0.5 else "pips"
     return FaceRead(None, round(min(confidence, 0.5), 4), kind)
 
