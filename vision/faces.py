@@ -56,8 +56,11 @@ MIN_ACE_CONTRAST = 24.0    # below it, a lone "pip" may be a gleam on a dark spe
 MIN_ACE_FILL = 0.62        # share of its bounding box a lone pip fills (a disc: 0.79; a star: 0.5)
 MAX_MIDDLE_MARK = 0.5      # mark strength (of the pip cut) allowed where a 3's or 5's middle pip would be
 MAX_PAINT_SPREAD = 0.6     # colour difference between pips allowed, relative to their contrast
-AMBIGUOUS = 0.99           # layout error of a 2 or 4 that may be a 3, 5 or 6: refused, and no second look
+AMBIGUOUS = 0.99           # layout error of a 2 or 4 that may be a 3, 5 or 6: no second look...
 FAINT_MIDDLE = 0.2         # ...clean only at a higher cut: read when the classifier is very sure of it
+# A 2 or 4 with a faint mark where a 3's or 5's middle pip would be (marbling, shading) is read
+# only when the classifier, over four turns of the face, is this sure of that count.
+AMBIGUOUS_PROB = 0.98
 # A taught picture is recognised when its normalised correlation with one of its templates
 # reaches MIN_TEMPLATE_SCORE and the classifier calls the face "not pips", or on correlation
 # alone from SURE_TEMPLATE_SCORE. Measured on vision.synth trays: taught pacos and skulls score
@@ -473,14 +476,20 @@ def _turned_probabilities(inputs: np.ndarray) -> np.ndarray:
 def _sure_value(probs: np.ndarray, first_count: tuple[int, float], contrast: float) -> int | None:
     """A pip count the classifier is sure of (over four turns of the face) and the pip counter
     does not clearly contradict: its first cut found no clean pattern of another count. An ace
-    also needs the counter's lone round blob, since untaught pictures hide best as aces."""
+    also needs the counter's lone round blob, since untaught pictures hide best as aces.
+
+    On a faint face (contrast under MIN_ACE_CONTRAST: dark-red pips on a dark swirl) the
+    counter's lone blob is no contradiction when the classifier is CONFIRM_PROB sure of more
+    pips, just as such a blob is no ace without it. The counter's 2 or 4 with a faint middle
+    mark is read at AMBIGUOUS_PROB."""
     value = int(np.argmax(probs))
     count, layout_error = first_count
     if value == OTHER_CLASS or probs[value] < _needed(value, layout_error, contrast, SURE_PROB):
         return None
-    if value == count and layout_error in (AMBIGUOUS, FAINT_MIDDLE):
+    if value == count and layout_error in (AMBIGUOUS, FAINT_MIDDLE) and probs[value] < AMBIGUOUS_PROB:
         return None  # the counter's 2 or 4 shows a faint mark where a 3's or 5's middle pip would be
-    if 1 <= count <= 6 and count != value and layout_error <= MAX_LAYOUT_ERROR:
+    faint_lone_blob = count == 1 and contrast < MIN_ACE_CONTRAST and probs[value] >= CONFIRM_PROB
+    if 1 <= count <= 6 and count != value and layout_error <= MAX_LAYOUT_ERROR and not faint_lone_blob:
         return None
     if value == 1 and not (count == 1 and layout_error <= SURE_ACE_LAYOUT_ERROR):
         return None

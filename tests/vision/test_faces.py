@@ -258,3 +258,30 @@ def test_part_of_a_five_in_an_off_centre_outline_is_not_read_as_a_two():
     die = min(truth, key=lambda d: np.hypot(d["center"][0] - 538.7, d["center"][1] - 651.0))
     assert die["seen"] == 5
     assert faces.read_face(image, candidate(outline), "above").value in (None, 5)
+
+
+def test_four_with_a_faint_middle_mark_is_read_when_the_classifier_is_very_sure(byler_dir):
+    """Marbled 4s (held-out byler train photos, locator outlines) whose swirl leaves a faint
+    mark where a 5's middle pip would be: the counter alone cannot tell 4 from 5, the classifier
+    is at least AMBIGUOUS_PROB sure over four turns, and the die is read."""
+    dice = [("IMG_20191208_111548.jpg", [(179.51, 172.47), (209.97, 152.84), (228.94, 183.05), (198.49, 202.68)]),
+            ("IMG_20191208_111718.jpg", [(246.91, 382.26), (273.2, 391.02), (265.61, 413.8), (239.32, 405.04)])]
+    for name, outline in dice:
+        image = cv2.imread(str(byler_dir / "images" / name))
+        assert faces.count_pips(faces.face_crop(image, outline)) == (4, faces.AMBIGUOUS)
+        assert faces.read_face(image, candidate(outline), "above").value == 4, name
+
+
+def test_faint_face_lone_blob_does_not_veto_a_sure_classifier(byler_dir):
+    """Dark-red pips on a dark swirled die (byler train photos): the face's contrast is under
+    MIN_ACE_CONTRAST, the counter finds one clean blob, the classifier is sure of the real count
+    (a lone blob there is no ace either) and the die is read."""
+    dice = [("IMG_20191209_095910.jpg", [(184.14, 340.46), (204.94, 345.67), (199.89, 365.91), (179.08, 360.71)], 5),
+            ("IMG_20191208_112353.jpg", [(341.88, 185.47), (362.24, 189.17), (358.08, 212.03), (337.73, 208.33)], 6)]
+    for name, outline, face in dice:
+        image = cv2.imread(str(byler_dir / "images" / name))
+        crop = faces.face_crop(image, outline)
+        count, layout_error = faces.count_pips(crop)
+        assert count == 1 and layout_error <= faces.MAX_LAYOUT_ERROR
+        assert faces._colour_offsets(crop)[2] < faces.MIN_ACE_CONTRAST
+        assert faces.read_face(image, candidate(outline), "above").value == face, name
