@@ -1,22 +1,25 @@
 """Read the face a camera sees on one die: pips 1-6, or a picture face the table has taught.
 
-Two independent cues must agree before a value is given:
+Two independent cues look at every face:
 
 * a classical pip counter: the face is cut out to a canonical square, every pixel is scored by
   how far its colour is from the die's body colour (so dark pips on light dice, light pips on
   dark dice and coloured pips all look alike), round blobs of pip size are counted and their
   layout is checked against the real pip patterns of 1-6;
-* a small learned classifier (a CNN shipped in `models/faces_cnn.onnx`, run by cv2.dnn) over
-  the same square, with an extra class for anything that is not a pip face (pictures, blank or
-  misplaced crops).
+* a learned classifier (a CNN shipped in `models/faces_cnn.onnx`, run by cv2.dnn) over the same
+  square, with an extra class for anything that is not a pip face (pictures, blank or misplaced
+  crops).
 
-When the classifier is sure of a count that the counter's first cut did not confirm, the
-counter takes a second look for exactly that count (other thresholds, colour-only,
-lightness-only and one-colour-direction maps, other cuts of the die); it can confirm, never
-propose, and a clean first count that contradicts the classifier keeps the die refused.
-When the cues disagree, or either is unsure, the answer is `None`: the die is flagged unreadable and re-rolled
+A value is given when both agree; or when the classifier, averaged over four turns of the face,
+is sure of a count the counter does not contradict with a clean count of its own (an ace also
+needs the counter's one centred pip); or, for what is still refused, when the counter's second
+look (other thresholds, colour maps and cuts of the die) finds exactly the classifier's count:
+it can confirm, never propose. A read the classifier is less than sure of, and an ace, is checked
+again on the die's outline as the locator gave it (a misplaced top face shows part of another
+face). Otherwise the answer is `None`: the die is flagged unreadable and re-rolled
 rather than guessed. A picture face (a paco toucan, a skull, an emblem) is only read when the
-calibration holds templates made by `teach`; an untaught picture is never counted.
+calibration holds templates made by `teach`; an untaught picture is never counted. The rule in
+full, with its measured figures: models/README.md.
 """
 from __future__ import annotations
 
