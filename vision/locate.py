@@ -7,11 +7,13 @@ are closed first). Each foreground blob is then one die (a convex square), a die
 side, or touching dice, cut by k-means over position and colour into the fewest similar squares.
 A long lone outline is a die on its edge unless it is a flat die seen off the camera's axis:
 its top face square and as wide as the blob, lying outward, with its sides (of its own colour,
-or a shadow) toward the photo's centre, stretched no more than a phone's lens shows. Parts of a
-cluster that still do not look like one die are reported flagged, never dropped; only pieces
-with no sharp marks inside are: shadow, a bit of wall (one not of the board's colour may be a
-die's blank side, so a die centred next to it is flagged). So the photo goes to `check` instead
-of being counted short. Dice the colour foreground misses (a white
+or a shadow) toward the photo's centre, stretched no more than a phone's lens shows. A
+die-sized outline a little longer across the line from the photo's centre than along it, with
+no square top face, is on its edge too: a flat die's sides lengthen it only along that line.
+Parts of a cluster that still do not look like one die are reported flagged, never dropped;
+only pieces with no sharp marks inside are: shadow, a bit of wall (one not of the board's
+colour may be a die's blank side, so a die centred next to it is flagged). So the photo goes
+to `check` instead of being counted short. Dice the colour foreground misses (a white
 die on a white board) are found by their pips: dark round spots in groups no wider than a face,
 ringed by an outline; a black die against a dim room seen from below is found by its light pips
 (specks too small for a die), its faint outline standing out from the even room just around it.
@@ -20,7 +22,9 @@ glow seen through the tray has none. Two candidates closer than a die's side can
 dice: both are flagged stacked. A die resting almost squarely on another looks like one die; it
 is flagged stacked when the lower die's edge shows beside the top face in another colour (not
 the top's hue, nor the board's, which a shadow has), or as a white or black die far brighter or
-darker than the board; one of the same colour is not caught.
+darker than the board (on a dark board: darker than half its lightness, more than a shadow
+darkens it); one of the same colour is not caught, nor one whose colour differs from the
+top's only in lightness (a dark marbled die under a purple one).
 Coordinates in the returned candidates are in the original photo's pixels.
 """
 from __future__ import annotations
@@ -42,6 +46,8 @@ MAX_HOLE_FRACTION = 0.15      # holes filled up to this side (fraction of the sh
 SINGLE_MAX_AREA = 1.65        # a convex square blob up to this area is one die
 BIG_DIE_AREA = 3.0            # ...and a square, convex one up to this (a big die among small ones)
 LEAN_CHECK_AREA = 1.45        # a lone blob bigger than this must show a square top face, else edge
+LEAN_ASPECT = 1.15            # ...and so must one longer than this across the way to the photo's centre...
+ACROSS_STRETCH = 0.03         # ...by this share of its width or more
 LONE_DIE_AREA = 1.25          # a convex blob smaller than this is one die, however long
 SPECK_AREA = 0.25             # a blob smaller than this is a speck, never a die by itself
 TWO_DICE_AREA = 1.75          # a convex blob smaller than this is not two dice
@@ -66,6 +72,7 @@ MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
 UNDER_CHROMA = 10.0           # least Lab chroma for a hue to count (greys have none)
 GREY_STEP = 50.0              # a grey die under a coloured one: this much brighter than the board (twice: darker)
+SHADOW_SHARE = 0.5            # ...or darker than this share of a dark board's lightness (Lab L)
 UNDER_AREA = 0.10             # a patch of another colour beside the top face this big (die areas): a die under it
 
 # cutting clusters
@@ -422,6 +429,12 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
     if aspect <= EDGE_ASPECT and ((convex and area_ratio <= SINGLE_MAX_AREA) or big_square):
         # a die standing on an edge shows two faces, none of them a square
         leaning = LEAN_CHECK_AREA < area_ratio <= SINGLE_MAX_AREA and _square_top(blob, lab) is None
+        if not leaning and aspect > LEAN_ASPECT and not _at_frame(blob, lab.shape):
+            # longer across the way to the photo's centre than along it: no flat die's sides show
+            # there (a shadow may, but then the top face is still a square; the frame may cut a die
+            # to any shape)
+            along, across = _outward_extents(blob, lab.shape)
+            leaning = along + 1 < (1 - ACROSS_STRETCH) * (across + 1) and _square_top(blob, lab) is None
         if leaning:
             flags = (EDGE,)
         else:
@@ -487,10 +500,24 @@ def _seen_at_a_slant(blob: _Blob, lab: np.ndarray) -> bool:
     shift = float(np.dot(top_xy - (xs.mean(), ys.mean()), outward))
     # the sides show in proportion to the distance from the centre: about that over the focal
     # length longer than wide (no more than a wide phone lens shows)
-    along = np.ptp(xs * outward[0] + ys * outward[1])
-    across = np.ptp(ys * outward[0] - xs * outward[1])
+    along, across = _outward_extents(blob, lab.shape)
     longest = off_axis / (WIDEST_LENS * max(lab.shape[:2])) + SLANT_TOLERANCE
     return shift >= SLANT_TOP_SHIFT * np.sqrt(blob.area) and along <= (1 + longest) * (across + 1)
+
+
+def _at_frame(blob: _Blob, shape) -> bool:
+    """True when the blob reaches the photo's border (its die may be cut off there)."""
+    h, w = blob.mask.shape
+    return blob.x0 <= 1 or blob.y0 <= 1 or blob.x0 + w >= shape[1] - 1 or blob.y0 + h >= shape[0] - 1
+
+
+def _outward_extents(blob: _Blob, shape) -> tuple[float, float]:
+    """The blob's extent (working pixels) along the line from the photo's centre through it,
+    and across that line: a flat die's sides, seen at a slant, only lengthen the first."""
+    ys, xs = np.nonzero(blob.mask)
+    outward = np.array([xs.mean() + blob.x0 - shape[1] / 2, ys.mean() + blob.y0 - shape[0] / 2])
+    outward /= max(float(np.hypot(*outward)), 1e-6)
+    return float(np.ptp(xs * outward[0] + ys * outward[1])), float(np.ptp(ys * outward[0] - xs * outward[1]))
 
 
 def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool = True) -> bool:
@@ -538,7 +565,10 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool
         board = float(_median(crop[..., 0][ring]))
         lum = crop[..., 0]
         grey = chroma < 0.3 * top_ab
-        other |= grey if not shadows else grey & ((lum > board + GREY_STEP) | (lum < board - 2 * GREY_STEP))
+        # a shadow darkens the board by two steps at most, a dark board by half its lightness
+        # (and at least a step): a black die's plastic is darker still
+        darker = max(board - 2 * GREY_STEP, min(board - GREY_STEP, SHADOW_SHARE * board))
+        other |= grey if not shadows else grey & ((lum > board + GREY_STEP) | (lum < darker))
     if not shadows and ring.any():
         # still no shadow: the board's colour, darker but by no more than a shadow darkens, and
         # no more vivid (plastic of the board's hue lit from above is)

@@ -195,11 +195,12 @@ def test_a_tray_of_touching_dice_is_cut_into_one_candidate_per_die():
     assert len(found) == len(truth) and all(not c.flags for c in found)
 
 
-@pytest.mark.parametrize("seed", [0, 10, 13, 14, 18, 23, 38, 44])
+@pytest.mark.parametrize("seed", [0, 10, 13, 14, 18, 23, 38, 44, 40, 135])
 def test_a_die_resting_on_another_is_flagged_not_counted(seed):
     # the pair shows as one oversized or long outline, or (seeds 0, 13, 23: resting almost squarely)
     # as one die-sized outline with the lower die's edge, of another colour, beside the top face
-    # (seeds 18, 44: only a sliver of it shows; 38: a black die under a blue one):
+    # (seeds 18, 44: only a sliver of it shows; 38: a black die under a blue one; 40, 135: a
+    # black die under a coloured one on a dark board, darker than any shadow there):
     # it must be flagged (edge or stacked: both dice are re-rolled), never counted as one clean die.
     # Known weak spot: a die resting squarely on one of its own colour.
     image, truth = synth.render_tray(seed, 6, stacked=1)
@@ -258,6 +259,16 @@ def test_flat_dice_seen_off_the_camera_axis_are_not_taken_for_dice_on_edge(seed)
     found = find_dice(image)
     assert all(len(matches(die, found)) == 1 for die in truth)
     assert len(found) == len(truth) and not any(c.flags for c in found)
+
+
+@pytest.mark.parametrize("seed", [1, 7, 73])
+def test_a_die_on_its_edge_stretched_across_the_way_to_the_centre_is_flagged(seed):
+    # its outline is barely longer than square, but across the line from the photo's centre,
+    # where a flat die's sides never show, and neither of its two faces is a square
+    image, truth = synth.render_tray(seed, 6, edge=1)
+    leaning = next(d for d in truth if "edge" in d["flags"])
+    hit = matches(leaning, find_dice(image))
+    assert hit and all(EDGE in c.flags for c in hit)
 
 
 def test_a_die_leaning_near_the_photos_centre_stays_flagged():
