@@ -12,7 +12,8 @@ die-sized outline a little longer across the line from the photo's centre than a
 no square top face, is on its edge too: a flat die's sides lengthen it only along that line.
 Parts of a cluster that still do not look like one die are reported flagged, never dropped;
 only pieces with no sharp marks inside are: shadow, a bit of wall (one not of the board's
-colour may be a die's blank side, so a die centred next to it is flagged). So the photo goes
+colour may be a die's blank side, so a die centred next to it is flagged). A piece's pip-sized
+holes (a 1's lone pip that k-means gave to its neighbour) count as its inside. So the photo goes
 to `check` instead of being counted short. Dice the colour foreground misses (a white
 die on a white board) are found by their pips: dark round spots in groups no wider than a face,
 ringed by an outline; a black die against a dim room seen from below is found by its light pips
@@ -62,6 +63,7 @@ SLANT_TOLERANCE = 0.1         # the outline's stretch away from the centre may e
 TOP_TOLERANCE = 10.0          # Lab distance within which the top face's plastic counts as one colour
 TOP_SHARE = 0.45              # ...and covers at least this share of its blob (the rest: sides, shadow)
 MARK_CONTRAST = 30.0          # least spread (Lab L, sharp detail) of a die's marks: pips, a picture
+PIP_HOLE = 0.25               # a hole in a piece of a cluster up to this side (piece sides) is a pip
 SMOOTH_DETAIL = 12.0          # a piece of a cluster with less sharp detail (Lab L) than this inside...
 BOARD_HUE = 10.0              # a piece within this Lab a-b distance of the board's colour...
 BOARD_BRIGHTER = 8.0          # ...and no more than this brighter is board (or its shadow)
@@ -751,7 +753,7 @@ def _smooth_inside(part: np.ndarray, x0: int, y0: int, lum: np.ndarray, expected
     outline, where it meets the dice, does not count."""
     h, w = part.shape
     r = max(1, int(round(SMOOTH_MARGIN * expected)))
-    inner = cv2.erode(part.astype(np.uint8), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2))
+    inner = cv2.erode(_with_pips(part), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1,) * 2))
     if inner.sum() < 5:
         return False
     sigma = max(1.0, MARK_SCALE * expected)
@@ -763,6 +765,12 @@ def _smooth_inside(part: np.ndarray, x0: int, y0: int, lum: np.ndarray, expected
     return high - low < SMOOTH_DETAIL
 
 
+def _with_pips(mask: np.ndarray) -> np.ndarray:
+    """The mask (uint8) with its pip-sized holes filled: a pip that k-means gave to another
+    piece of a cluster leaves a hole, and is still this piece's mark."""
+    return _fill_holes(mask.astype(np.uint8), (PIP_HOLE * np.sqrt(mask.sum())) ** 2)
+
+
 def _glow(blob: _Blob, lum: np.ndarray) -> bool:
     """True when the blob's detail is nearly all broad shading, next to none at a pip's scale: a
     soft round glow (a lamp seen through a clear tray from below), however big and bright. Pips
@@ -772,10 +780,10 @@ def _glow(blob: _Blob, lum: np.ndarray) -> bool:
 
 
 def _detail(blob: _Blob, lum: np.ndarray, blur: float) -> float | None:
-    """Spread (Lab L, 3-97 %) of the blob's inside less its blur at `blur` blob sides; None when
-    the blob is too thin to have an inside."""
+    """Spread (Lab L, 3-97 %) of the blob's inside (pip-sized holes included) less its blur at
+    `blur` blob sides; None when the blob is too thin to have an inside."""
     h, w = blob.mask.shape
-    inner = cv2.erode(blob.mask.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+    inner = cv2.erode(_with_pips(blob.mask), np.ones((5, 5), np.uint8)).astype(bool)
     if inner.sum() < 10:
         return None
     crop = lum[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w].astype(np.float32)

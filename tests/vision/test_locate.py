@@ -271,6 +271,17 @@ def test_a_die_on_its_edge_stretched_across_the_way_to_the_centre_is_flagged(see
     assert hit and all(EDGE in c.flags for c in hit)
 
 
+def test_an_ace_touching_another_die_is_not_taken_for_a_markless_piece():
+    # k-means cuts touching dice with a 1's lone pip given to the neighbour's piece: the hole it
+    # leaves is still the ace's inside, so the ace keeps its mark and is found (two were dropped,
+    # and the photo read `ok` two dice short)
+    image, truth = synth.render_tray(1140, 9, clusters=0.9)
+    found = find_dice(image)
+    for die in truth:
+        assert len(matches(die, found)) == 1, f"die at {die['center']}"
+    assert len(found) == len(truth)
+
+
 def test_a_die_leaning_near_the_photos_centre_stays_flagged():
     # its upper face looks square and lies on the outer side, but so near the centre a lens
     # shows next to none of a flat die's sides: the long outline is a die on its edge
@@ -280,7 +291,7 @@ def test_a_die_leaning_near_the_photos_centre_stays_flagged():
     assert hit and all(EDGE in c.flags for c in hit)
 
 
-@pytest.mark.parametrize("name,dice", [("IMG_20191208_112833.jpg", 4), ("IMG_20191209_095735.jpg", 9)])
+@pytest.mark.parametrize("name,dice", [("IMG_20191208_112833.jpg", 4)])
 def test_soft_shadows_cut_from_a_cluster_are_not_reported_as_dice(byler_truth, name, dice):
     # the soft shadows and wall beside touching dice join them in one blob; the pieces cut
     # from it that carry no marks (no pips, no picture) are no dice
@@ -301,3 +312,17 @@ def test_a_tray_rim_with_a_gap_still_bounds_the_floor():
     assert find_tray(image) is not None
     assert all(len(matches(die, found)) == 1 for die in truth)
     assert len(found) == len(truth)
+
+
+def test_a_shadow_piece_holding_bits_of_pips_is_flagged_never_counted(byler_truth):
+    # known cost of taking a piece's pip-sized holes as its inside (so a 1's lone pip counts):
+    # the shadow cut from between the blue and green dice here encloses bits of their pips and
+    # is kept, flagged with them; the photo goes to check, and no die is counted twice or missed
+    row = next(r for r in byler_truth if r["image"].endswith("IMG_20191209_095735.jpg"))
+    found = find_dice(cv2.imread(row["path"]))
+    counted = [c for c in found if not c.flags]
+    for die in row["dice"]:
+        x, y, w, h = die["bbox"]
+        assert any(x <= c.center[0] <= x + w and y <= c.center[1] <= y + h for c in found)
+        assert sum(1 for c in counted if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h) <= 1
+    assert len(counted) <= len(row["dice"])
