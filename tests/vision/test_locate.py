@@ -55,8 +55,19 @@ def test_a_die_cut_by_the_frame_is_flagged_cut():
     assert any(CUT in c.flags for c in matches(cut_die, find_dice(image)))
 
 
-def test_a_die_on_its_edge_is_flagged():
-    image, truth = synth.render_tray(4, 8, edge=1)
+@pytest.mark.parametrize("seed,n_dice", [
+    pytest.param(4, 8, id="plain"),
+    # its outline is barely longer than square, but across the line from the photo's centre,
+    # where a flat die's sides never show, and neither of its two faces is a square
+    pytest.param(1, 6, id="stretched-across-the-way-to-the-centre-1"),
+    pytest.param(7, 6, id="stretched-across-the-way-to-the-centre-7"),
+    pytest.param(73, 6, id="stretched-across-the-way-to-the-centre-73"),
+    # its upper face looks square and lies on the outer side, but so near the centre a lens
+    # shows next to none of a flat die's sides: the long outline is a die on its edge
+    pytest.param(27, 6, id="leaning-near-the-photos-centre"),
+])
+def test_a_die_on_its_edge_is_flagged(seed, n_dice):
+    image, truth = synth.render_tray(seed, n_dice, edge=1)
     leaning = next(d for d in truth if "edge" in d["flags"])
     hit = matches(leaning, find_dice(image))
     assert hit and all(EDGE in c.flags for c in hit)
@@ -261,16 +272,6 @@ def test_flat_dice_seen_off_the_camera_axis_are_not_taken_for_dice_on_edge(seed)
     assert len(found) == len(truth) and not any(c.flags for c in found)
 
 
-@pytest.mark.parametrize("seed", [1, 7, 73])
-def test_a_die_on_its_edge_stretched_across_the_way_to_the_centre_is_flagged(seed):
-    # its outline is barely longer than square, but across the line from the photo's centre,
-    # where a flat die's sides never show, and neither of its two faces is a square
-    image, truth = synth.render_tray(seed, 6, edge=1)
-    leaning = next(d for d in truth if "edge" in d["flags"])
-    hit = matches(leaning, find_dice(image))
-    assert hit and all(EDGE in c.flags for c in hit)
-
-
 def test_an_ace_touching_another_die_is_not_taken_for_a_markless_piece():
     # k-means cuts touching dice with a 1's lone pip given to the neighbour's piece: the hole it
     # leaves is still the ace's inside, so the ace keeps its mark and is found (two were dropped,
@@ -280,15 +281,6 @@ def test_an_ace_touching_another_die_is_not_taken_for_a_markless_piece():
     for die in truth:
         assert len(matches(die, found)) == 1, f"die at {die['center']}"
     assert len(found) == len(truth)
-
-
-def test_a_die_leaning_near_the_photos_centre_stays_flagged():
-    # its upper face looks square and lies on the outer side, but so near the centre a lens
-    # shows next to none of a flat die's sides: the long outline is a die on its edge
-    image, truth = synth.render_tray(27, 6, edge=1)
-    leaning = next(d for d in truth if "edge" in d["flags"])
-    hit = matches(leaning, find_dice(image))
-    assert hit and all(EDGE in c.flags for c in hit)
 
 
 @pytest.mark.parametrize("name,dice", [("IMG_20191208_112833.jpg", 4)])
