@@ -524,7 +524,7 @@ def _second_look(crop: np.ndarray, probs: np.ndarray, other_cuts) -> FaceRead | 
     if expected == 1:  # a lone blob turns up at some cut of almost any picture: ask much more
         error = verify_pips(crop, 1) if prob >= ACE_SECOND_LOOK_PROB else 1.0
         return FaceRead(1, round(prob * (1.0 - error), 4), "pips") if error <= ACE_VERIFY_ERROR else None
-    if expected == 0 or prob < SECOND_LOOK_PROB:
+    if expected == OTHER_CLASS or prob < SECOND_LOOK_PROB:
         return None
     error = verify_pips(crop, expected)
     if error <= VERIFY_LAYOUT_ERROR:
@@ -572,11 +572,11 @@ def _decide(crop: np.ndarray, pips: tuple[int, float], probs: np.ndarray, templa
         return FaceRead(count, round(confidence, 4), "pips")
     if templates:
         value, score = match_templates(crop, templates)
-        says_picture = float(probs[0]) >= 0.5
+        says_picture = float(probs[OTHER_CLASS]) >= 0.5
         if value is not None and (score >= SURE_TEMPLATE_SCORE or (says_picture and score >= MIN_TEMPLATE_SCORE)):
             return FaceRead(value, round(score, 4), "picture")
     marked = contrast >= MIN_FACE_CONTRAST
-    kind = "picture" if marked and net_class == 0 and net_prob >= 0.5 else "pips"
+    kind = "picture" if marked and net_class == OTHER_CLASS and net_prob >= 0.5 else "pips"
     return FaceRead(None, round(min(confidence, 0.5), 4), kind)
 
 
