@@ -406,11 +406,17 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     outlines = [_ordered_quad(c.corners) for c in candidates]
     crops = [_cut(image_bgr, _top_face(image_bgr, q), view) for q in outlines]
 
+    cut_again: dict[int, list[np.ndarray]] = {}
+
     def other_cuts(index: int) -> list[np.ndarray]:
-        """The same die cut a little differently, for the pip counter's second look."""
-        outline = outlines[index]
-        centre = outline.mean(0)
-        return [_cut(image_bgr, (outline - centre) * scale + centre, view) for scale in (1.0, 0.85, 1.2)]
+        """The same die cut a little differently (its outline as given, 0.85 and 1.2 times it),
+        for the pip counter's second look and the checks on a read; cut once per die."""
+        if index not in cut_again:
+            outline = outlines[index]
+            centre = outline.mean(0)
+            cut_again[index] = [_cut(image_bgr, (outline - centre) * scale + centre, view)
+                                for scale in (1.0, 0.85, 1.2)]
+        return cut_again[index]
 
     return read_crops(crops, calibration, other_cuts)
 

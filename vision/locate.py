@@ -435,7 +435,7 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
             # longer across the way to the photo's centre than along it: no flat die's sides show
             # there (a shadow may, but then the top face is still a square; the frame may cut a die
             # to any shape)
-            along, across = _outward_extents(blob, lab.shape)
+            along, across = _outward_extents(*_outward(blob, lab.shape)[:3])
             leaning = along + 1 < (1 - ACROSS_STRETCH) * (across + 1) and _square_top(blob, lab) is None
         if leaning:
             flags = (EDGE,)
@@ -492,17 +492,14 @@ def _seen_at_a_slant(blob: _Blob, lab: np.ndarray) -> bool:
     _, _, (_, (bw, bh), _) = _squareness(blob.mask)
     if min(tw, th) < SLANT_TOP_WIDTH * min(bw, bh) or max(tw, th) > TOP_SQUARE * min(tw, th):
         return False
-    ys, xs = np.nonzero(blob.mask)
-    outward = np.array([xs.mean() + blob.x0 - lab.shape[1] / 2, ys.mean() + blob.y0 - lab.shape[0] / 2])
-    off_axis = float(np.hypot(*outward))
+    xs, ys, outward, off_axis = _outward(blob, lab.shape)
     if off_axis == 0:
         return False
-    outward /= off_axis
     top_xy = pts.reshape(-1, 2).mean(axis=0)
     shift = float(np.dot(top_xy - (xs.mean(), ys.mean()), outward))
     # the sides show in proportion to the distance from the centre: about that over the focal
     # length longer than wide (no more than a wide phone lens shows)
-    along, across = _outward_extents(blob, lab.shape)
+    along, across = _outward_extents(xs, ys, outward)
     longest = off_axis / (WIDEST_LENS * max(lab.shape[:2])) + SLANT_TOLERANCE
     return shift >= SLANT_TOP_SHIFT * np.sqrt(blob.area) and along <= (1 + longest) * (across + 1)
 
@@ -513,12 +510,18 @@ def _at_frame(blob: _Blob, shape) -> bool:
     return blob.x0 <= 1 or blob.y0 <= 1 or blob.x0 + w >= shape[1] - 1 or blob.y0 + h >= shape[0] - 1
 
 
-def _outward_extents(blob: _Blob, shape) -> tuple[float, float]:
-    """The blob's extent (working pixels) along the line from the photo's centre through it,
-    and across that line: a flat die's sides, seen at a slant, only lengthen the first."""
+def _outward(blob: _Blob, shape) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The blob's pixels (x, y in its box), the unit direction from the photo's centre to the
+    blob's middle, and that distance (working pixels)."""
     ys, xs = np.nonzero(blob.mask)
     outward = np.array([xs.mean() + blob.x0 - shape[1] / 2, ys.mean() + blob.y0 - shape[0] / 2])
-    outward /= max(float(np.hypot(*outward)), 1e-6)
+    distance = float(np.hypot(*outward))
+    return xs, ys, outward / max(distance, 1e-6), distance
+
+
+def _outward_extents(xs: np.ndarray, ys: np.ndarray, outward: np.ndarray) -> tuple[float, float]:
+    """The pixels' extent along the `outward` line from the photo's centre, and across it: a
+    flat die's sides, seen at a slant, only lengthen the first."""
     return float(np.ptp(xs * outward[0] + ys * outward[1])), float(np.ptp(ys * outward[0] - xs * outward[1]))
 
 
