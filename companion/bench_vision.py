@@ -105,19 +105,8 @@ def score_photo(truth: list[dict], reading, taught: bool = False) -> dict:
     Truth dice are dicts with face, bbox [x, y, w, h], center, size, flags and picture. With
     `taught`, picture faces were taught to the reader, so flagging one is no longer right."""
     dice = list(reading.dice)
-    pairs = []
-    for ti, t in enumerate(truth):
-        x, y, w, h = t["bbox"]
-        for pi, d in enumerate(dice):
-            if x <= d.center[0] <= x + w and y <= d.center[1] <= y + h:
-                dist = (d.center[0] - t["center"][0]) ** 2 + (d.center[1] - t["center"][1]) ** 2
-                pairs.append((dist, ti, pi))
-    match: dict[int, int] = {}
-    used: set[int] = set()
-    for _, ti, pi in sorted(pairs):
-        if ti not in match and pi not in used:
-            match[ti] = pi
-            used.add(pi)
+    match = match_centres(truth, [d.center for d in dice])
+    used = set(match.values())
     flagged_near = lambda t: any(                                  # noqa: E731
         _flagged(d) and _near(d.center, t["center"], t["size"]) for d in dice)
     outcomes = []
@@ -151,6 +140,24 @@ def score_photo(truth: list[dict], reading, taught: bool = False) -> dict:
     exact = not extra and all(o == "right" for _, _, o in outcomes)
     return {"outcomes": outcomes, "extra": extra, "exact": exact, "ok_wrong": ok_wrong,
             "truth_counts": truth_counts}
+
+
+def match_centres(truth: list[dict], centres) -> dict[int, int]:
+    """Truth die index -> index of the found centre matched to it: a centre inside the die's
+    box (`bbox` [x, y, w, h]), nearest the die's `center` first, each centre used once."""
+    pairs = []
+    for ti, t in enumerate(truth):
+        x, y, w, h = t["bbox"]
+        for ci, (cx, cy) in enumerate(centres):
+            if x <= cx <= x + w and y <= cy <= y + h:
+                pairs.append(((cx - t["center"][0]) ** 2 + (cy - t["center"][1]) ** 2, ti, ci))
+    match: dict[int, int] = {}
+    used: set[int] = set()
+    for _, ti, ci in sorted(pairs):
+        if ti not in match and ci not in used:
+            match[ti] = ci
+            used.add(ci)
+    return match
 
 
 OUTSIDE_FLAG = "outside"
@@ -219,7 +226,7 @@ def real_sets(data: Path, quick: bool) -> list[tuple[str, list[dict]]]:
     return found
 
 
-def _real_truth(row: dict) -> list[dict]:
+def real_truth(row: dict) -> list[dict]:
     out = []
     for die in row["dice"]:
         x, y, w, h = die["bbox"]
@@ -378,7 +385,7 @@ def _real_items(rows):
             image = load_image(row["path"])
         except ImageError as problem:
             image = problem
-        yield {"image": row["path"]}, image, _real_truth(row), row.get("view", "above")
+        yield {"image": row["path"]}, image, real_truth(row), row.get("view", "above")
 
 
 def _phone_sized(source, image, truth, view):

@@ -33,6 +33,7 @@ import argparse
 import json
 import sys
 import time
+from functools import lru_cache
 from pathlib import Path
 
 import cv2
@@ -41,6 +42,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from companion.bench_vision import match_centres, real_truth  # noqa: E402
 from vision import faces, locate  # noqa: E402
 from vision.types import Candidate  # noqa: E402
 
@@ -277,8 +279,12 @@ def byler_quad(img: np.ndarray, bbox) -> np.ndarray:
 def held_out(name: str) -> bool:
     """Every fifth byler-d6 TRAIN photo (by name) is kept out of training: the decision rule's
     thresholds are checked on those (and on synthetic stress trays), never on the test split."""
-    names = sorted(Path(r["image"]).name for r in byler_records("train"))
-    return name in set(names[::5])
+    return name in _held_out_names()
+
+
+@lru_cache(maxsize=1)
+def _held_out_names() -> frozenset[str]:
+    return frozenset(sorted(Path(r["image"]).name for r in byler_records("train"))[::5])
 
 
 def training_records() -> list[dict]:
@@ -315,19 +321,8 @@ def matched_candidates(image: np.ndarray, record: dict) -> list[tuple[dict, Cand
     """(truth die, locator candidate) pairs: the candidate whose centre lies in the die's loose
     box nearest its centre, each candidate used once (as the benchmark matches them)."""
     found = [c for c in locate.find_dice(image) if not c.flags]
-    pairs = []
-    for ti, die in enumerate(record["dice"]):
-        x, y, w, h = die["bbox"]
-        for ci, c in enumerate(found):
-            if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h:
-                pairs.append(((c.center[0] - x - w / 2) ** 2 + (c.center[1] - y - h / 2) ** 2, ti, ci))
-    taken_t, taken_c, out = set(), set(), []
-    for _, ti, ci in sorted(pairs):
-        if ti not in taken_t and ci not in taken_c:
-            taken_t.add(ti)
-            taken_c.add(ci)
-            out.append((record["dice"][ti], found[ci]))
-    return out
+    match = match_centres(real_truth(record), [c.center for c in found])
+    return [(record["dice"][ti], found[ci]) for ti, ci in match.items()]  # nearest pairs first
 
 
 def locator_samples(records: list[dict], variants: int, rng) -> tuple[list[np.ndarray], list[int]]:
