@@ -11,10 +11,11 @@ Two independent cues look at every face:
   crops).
 
 A value is given when both agree; or when the classifier, averaged over four turns of the face,
-is sure of a count the counter does not contradict with a clean count of its own (an ace also
-needs the counter's one centred pip); or, for what is still refused, when the counter's second
-look (other thresholds, colour maps and cuts of the die) finds exactly the classifier's count:
-it can confirm, never propose. A read the classifier is less than sure of, and an ace, is checked
+is sure of a count the counter does not contradict with a clean count of its own (only a
+very sure classifier outweighs a counter that sees fewer pips; an ace also needs the counter's
+one centred pip); or, for what is still refused, when the counter's second look (other
+thresholds, colour maps and cuts of the die) finds exactly the classifier's count: it can
+confirm, never propose. A read the classifier is less than sure of, and an ace, is checked
 again on the die's outline as the locator gave it (a misplaced top face shows part of another
 face). Otherwise the answer is `None`: the die is flagged unreadable and re-rolled
 rather than guessed. A picture face (a paco toucan, a skull, an emblem) is only read when the
@@ -45,6 +46,10 @@ MAX_LAYOUT_ERROR = 0.2
 # held-out byler-d6 TRAIN photos and synthetic stress trays (tools/train_faces.py stress): no
 # wrong read there from 0.7 up.
 SURE_PROB = 0.8
+# The counter's clean count of FEWER pips does not veto a classifier this sure (a pip fades into
+# a swirl or under glare; none appears). A clean count of more pips always vetoes: a marbled 3
+# whose middle pip hides in the swirl can look like a 2 to the classifier on every cut.
+OVERRULE_PROB = 0.95
 SURE_ACE_LAYOUT_ERROR = 0.3  # an ace read this way still needs one round, centred, lone blob
 OTHER_CLASS = 0            # the classifier's "not a pip face"
 # Below this certainty on the top-face crop, the classifier must not see another count on the
@@ -52,8 +57,8 @@ OTHER_CLASS = 0            # the classifier's "not a pip face"
 CONFIRM_PROB = 0.95
 SECOND_LOOK_PROB = 0.9     # classifier certainty before the pip counter looks again...
 VERIFY_LAYOUT_ERROR = 0.3  # ...which then allows for the slant of a die seen off-centre
-ACE_SECOND_LOOK_PROB = 0.97  # an ace (a swirl around its pip) gets a second look on this crop only,
-ACE_VERIFY_ERROR = 0.1       # for a filled disc near the middle (untaught pictures score p(1) < 0.5)
+ACE_SECOND_LOOK_PROB = 0.95  # an ace (a swirl around its pip) gets a second look when this sure,
+ACE_VERIFY_ERROR = 0.1       # for a filled disc near the middle (untaught pictures score p(1) < 0.1)
 MIN_FACE_CONTRAST = 12.0   # colour distance below which a face has no visible marks at all
 MIN_ACE_CONTRAST = 24.0    # below it, a lone "pip" may be a gleam on a dark speck: an ace needs CONFIRM_PROB
 MIN_ACE_FILL = 0.62        # share of its bounding box a lone pip fills (a disc: 0.79; a star: 0.5)
@@ -444,11 +449,12 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
             value = _sure_value(p, first_counts[i], offsets[i][2])
             if value is not None:
                 reads[i] = FaceRead(value, round(float(p[value]), 4), "pips")
+        turned_by_die = dict(zip(refused, turned))
     for i in refused:
         count, layout_error = first_counts[i]
         if reads[i].value is None and _may_look_again(count, layout_error, int(np.argmax(probs[i]))):
             cuts = (lambda i=i: other_cuts(i)) if other_cuts else list
-            reads[i] = _second_look(crops[i], probs[i], cuts) or reads[i]
+            reads[i] = _second_look(crops[i], probs[i], turned_by_die[i], cuts) or reads[i]
     if other_cuts:
         doubtful = [i for i, read in enumerate(reads)
                     if read.kind == "pips" and read.value is not None and probs[i][read.value] < CONFIRM_PROB]
@@ -465,12 +471,16 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
 
 def _ace_stands_alone(cuts: list[np.ndarray]) -> bool:
     """False when the pip counter finds a clean pattern of 2 or more pips on a wider cut of the
-    die: the top-face crop then held one pip of a 2 or 3 whole and the next one cut off by a
-    misplaced outline (dice touching), not an ace."""
+    die that the classifier does not also see as an ace: the top-face crop then held one pip of
+    a 2 or 3 whole and the next one cut off by a misplaced outline (dice touching). An ace seen
+    at a slant shows its sides' pips on such a cut too, but the classifier, taught on cuts with
+    sides in view, still sees the ace there."""
     for cut in cuts[::2]:  # the outline as given and 1.2 times wider
-        count, layout_error = count_pips(_canonical(cut))
+        cut = _canonical(cut)
+        count, layout_error = count_pips(cut)
         if count >= 2 and layout_error <= MAX_LAYOUT_ERROR:
-            return False
+            if float(load_model().probabilities(net_input(cut)[None])[0, 1]) < SECOND_LOOK_PROB:
+                return False
     return True
 
 
@@ -498,7 +508,8 @@ def _sure_value(probs: np.ndarray, first_count: tuple[int, float], contrast: flo
     if value == count and layout_error in (AMBIGUOUS, FAINT_MIDDLE) and probs[value] < AMBIGUOUS_PROB:
         return None  # the counter's 2 or 4 shows a faint mark where a 3's or 5's middle pip would be
     faint_lone_blob = count == 1 and contrast < MIN_ACE_CONTRAST and probs[value] >= CONFIRM_PROB
-    if 1 <= count <= 6 and count != value and layout_error <= MAX_LAYOUT_ERROR and not faint_lone_blob:
+    overruled = count < value and probs[value] >= OVERRULE_PROB
+    if 1 <= count <= 6 and count != value and layout_error <= MAX_LAYOUT_ERROR and not (faint_lone_blob or overruled):
         return None
     if value == 1 and not (count == 1 and layout_error <= SURE_ACE_LAYOUT_ERROR):
         return None
@@ -521,29 +532,32 @@ def _may_look_again(count: int, layout_error: float, expected: int) -> bool:
     return count < expected and (count, expected) not in ((2, 3), (4, 5))
 
 
-def _second_look(crop: np.ndarray, probs: np.ndarray, other_cuts) -> FaceRead | None:
+def _second_look(crop: np.ndarray, probs: np.ndarray, turned: np.ndarray, other_cuts) -> FaceRead | None:
     """When the classifier is sure of a pip count the first cut did not confirm, the pip counter
     checks for exactly that count at other cuts through the colour maps (`verify_pips`), on
-    this crop and then on other cuts of the die, where the classifier must agree again."""
+    this crop and then on other cuts of the die, where the classifier must agree again.
+
+    An ace asks more on every cut (a lone blob turns up at some cut of almost any picture): the
+    classifier at ACE_SECOND_LOOK_PROB (over four turns on this crop) and a filled disc near
+    the middle (ACE_VERIFY_ERROR); its other cuts help when this crop holds a side's pips."""
     expected = int(np.argmax(probs))
-    prob = float(probs[expected])
-    if expected == 1:  # a lone blob turns up at some cut of almost any picture: ask much more
-        error = verify_pips(crop, 1) if prob >= ACE_SECOND_LOOK_PROB else 1.0
-        return FaceRead(1, round(prob * (1.0 - error), 4), "pips") if error <= ACE_VERIFY_ERROR else None
-    if expected == OTHER_CLASS or prob < SECOND_LOOK_PROB:
+    ace = expected == 1
+    prob = max(float(probs[expected]), float(turned[expected]))
+    needed, allowed = (ACE_SECOND_LOOK_PROB, ACE_VERIFY_ERROR) if ace else (SECOND_LOOK_PROB, VERIFY_LAYOUT_ERROR)
+    if expected == OTHER_CLASS or prob < needed:
         return None
     error = verify_pips(crop, expected)
-    if error <= VERIFY_LAYOUT_ERROR:
+    if error <= allowed:
         return FaceRead(expected, round(prob * (1.0 - error), 4), "pips")
     cuts = [_canonical(c) for c in other_cuts()]
     if not cuts:
         return None
     agains = load_model().probabilities(np.stack([net_input(c) for c in cuts]))[:, expected]
     for other, again in zip(cuts, map(float, agains)):
-        if again < SECOND_LOOK_PROB:
+        if again < needed:
             continue  # the classifier must see the same on this cut too
         error = verify_pips(other, expected, one_colour=False)
-        if error <= VERIFY_LAYOUT_ERROR:
+        if error <= allowed:
             return FaceRead(expected, round(min(prob, again) * (1.0 - error), 4), "pips")
     return None
 
