@@ -83,6 +83,7 @@ COLOUR_WEIGHT = 0.5           # how far apart (in die sides) k-means sees two cl
 KMEANS_POINTS_PER_DIE = 250   # pixels per die that k-means fits its centres on
 KMEANS_ATTEMPTS = 2           # k-means restarts (the best is kept)
 MAX_SPLIT_TRIES = 10          # dice counts tried when cutting one cluster
+DIE_REACH = 0.8               # farthest a die's pixel lies from its detected centre (usual die sides)
 
 # dice found by their pips (white on white)
 PIP_RADIUS = 0.08             # a pip's radius, in die sides (of the die's whole blob)
@@ -115,18 +116,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     image = _check_image(image_bgr)
     if calibration is not None and hasattr(calibration, "scaled_to"):
         calibration = calibration.scaled_to(image.shape[1], image.shape[0])
-    view = _WorkingCopy(image)
-    tray = _tray_polygon(calibration, view.scale)
-    if tray is None:
-        tray = _floor_hull(view.foreground)
-    on_tray = view.foreground.copy()
-    tray_mask = None
-    if tray is not None:
-        tray_mask = np.zeros(on_tray.shape, np.uint8)
-        cv2.fillPoly(tray_mask, [np.int32(np.round(tray.reshape(-1, 2)))], 1)
-        on_tray &= tray_mask.astype(bool)
-    blobs = _blobs(on_tray, view.min_side, view.max_side)
-    expected = _expected_side(blobs, calibration, view.scale, view.min_side, view.lab[..., 0])
+    view, tray_mask, on_tray, expected = _survey(image, calibration)
     # slivers of the tray's rim along the outline: thinner than a die, so an opening clears them
     # without touching the dice lying against the wall
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, int(0.35 * expected) | 1),) * 2)
@@ -166,6 +156,24 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     candidates = _flag_crowded([_top_face(image, c) for c in candidates], blank)
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
     return candidates
+
+
+def _survey(image: np.ndarray, calibration=None):
+    """The working copy, the tray's floor (uint8 mask, or None), the foreground on it, and the
+    usual die's side (working pixels): what every later step measures against."""
+    view = _WorkingCopy(image)
+    tray = _tray_polygon(calibration, view.scale)
+    if tray is None:
+        tray = _floor_hull(view.foreground)
+    on_tray = view.foreground.copy()
+    tray_mask = None
+    if tray is not None:
+        tray_mask = np.zeros(on_tray.shape, np.uint8)
+        cv2.fillPoly(tray_mask, [np.int32(np.round(tray.reshape(-1, 2)))], 1)
+        on_tray &= tray_mask.astype(bool)
+    blobs = _blobs(on_tray, view.min_side, view.max_side)
+    expected = _expected_side(blobs, calibration, view.scale, view.min_side, view.lab[..., 0])
+    return view, tray_mask, on_tray, expected
 
 
 def _flag_crowded(candidates: list[Candidate], blank: list[Candidate] = ()) -> list[Candidate]:
@@ -659,9 +667,10 @@ def _colour_features(blob: _Blob, lab: np.ndarray, expected: float) -> np.ndarra
 
 
 def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[np.ndarray], list[bool]]:
-    """Cut a blob of touching dice into one region per die: k-means over the blob's pixels for the
-    counts of dice its area allows, keeping the count whose parts all look like single dice (else
-    the best try, with which parts look right)."""
+    """Cut a blob of touching dice into one region per die: around the die centres the detector
+    sees in it, when their count fits the blob's area and every part looks like one die; else
+    k-means over the blob's pixels for the counts of dice its area allows, keeping the count
+    whose parts all look like single dice (else the best try, with which parts look right)."""
     ratio = blob.area / (expected * expected)
     # the fewest dice that explain the blob: dice in one photo vary in size (a big die among
     # small ones), so the count is not simply the area over the usual die's
@@ -669,6 +678,28 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
     best = ([blob.mask], [False])
     colour = _colour_features(blob, lab, expected)
     last = max(first, int(np.ceil(ratio)) + 1)
+    centres = _detected_centres(blob, expected, lab)
+    if 1 <= len(centres) <= last:
+        parts, rest = _nearest_parts(blob, centres, colour, expected)
+        gaps = np.hypot(*(centres[:, None] - centres[None]).transpose(2, 0, 1)) + np.eye(len(centres)) * expected
+        if gaps.min() < MIN_CENTRE_GAP * expected:
+            # two centres closer than flat dice lie: a die on another, or one die seen as two
+            # (its top and a side of a die on its edge); every part is checked by a person
+            return parts + rest, [False] * (len(parts) + len(rest))
+        if all(part.sum() >= 0.5 * expected * expected for part in parts):
+            # each part a die's square outline with a square top face (a die on its edge
+            # shows two oblong faces): else k-means, as without the detector
+            good = _good_parts(parts, expected)
+            if len(parts) == 1:
+                # one die with its shadow, or a die on its edge (too big for one flat die, so
+                # not taken as one): only what lies beyond its reach is cut off, so there must
+                # be some, and the die must be as square as a lone die
+                good = [bool(rest) and _squareness(parts[0])[1] <= EDGE_ASPECT]
+            if (all(good) and all(_square_top(_Blob(part, blob.x0, blob.y0), lab) is not None for part in parts)
+                    and not _plastic_left(rest, blob, lab, expected)):
+                # what lies beyond every die's reach (shadow, or a die the detector missed) is
+                # judged as any piece that does not look like a die: dropped only when markless
+                return parts + rest, good + [False] * len(rest)
     for k in np.unique(np.round(np.linspace(first, last, min(MAX_SPLIT_TRIES, last - first + 1)))).astype(int):
         if k > blob.area / 4:
             break
@@ -679,6 +710,63 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
         if sum(good) / k > sum(best[1]) / len(best[1]):
             best = (parts, good)
     return best
+
+
+def _detected_centres(blob: _Blob, expected: float, lab: np.ndarray) -> np.ndarray:
+    """The die centres (N×2, x y in the blob's box) that `vision.detect` sees inside the blob,
+    looking at the blob's box and half a die around it."""
+    from vision.detect import die_centres
+
+    h, w = blob.mask.shape
+    pad = int(np.ceil(0.5 * expected))
+    y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
+    crop = np.ascontiguousarray(lab[y0:blob.y0 + h + pad, x0:blob.x0 + w + pad])
+    found, _ = die_centres(crop, expected)
+    found = found - (blob.x0 - x0, blob.y0 - y0)
+    cols, rows = np.round(found).astype(int).T
+    inside = (cols >= 0) & (rows >= 0) & (cols < w) & (rows < h)
+    inside[inside] = blob.mask[rows[inside], cols[inside]]
+    return found[inside]
+
+
+def _plastic_left(rest: list[np.ndarray], blob: _Blob, lab: np.ndarray, expected: float) -> bool:
+    """True when a piece left beyond the detected dice has no marks yet is not the board's
+    colour (nor its shadow's): maybe a die's plain side (a die on its edge), which a piece
+    without marks would not be reported as."""
+    lum = lab[..., 0]
+    plain = [piece for piece in rest if _plain(_Blob(piece, blob.x0, blob.y0), lum)]
+    if not plain:
+        return False
+    board = _board_colour(blob, lab, expected)
+    return not all(_like_board(piece, blob, lab, board) for piece in plain)
+
+
+def _nearest_parts(blob: _Blob, centres: np.ndarray, colour: np.ndarray,
+                   expected: float) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The blob cut into one part per centre, and the rest: each pixel within a die's reach of
+    a centre (DIE_REACH) goes to the nearest by position and colour (a centre's colour: its
+    die's, the median around it); the rest, in pieces bigger than a speck, is returned apart."""
+    ys, xs = np.nonzero(blob.mask)
+    pts = np.column_stack([xs, ys, colour[ys, xs]]).astype(np.float32)
+    reach = (0.3 * expected) ** 2
+    seeds = []
+    for cx, cy in centres:
+        near = (xs - cx) ** 2 + (ys - cy) ** 2 <= reach
+        body = colour[ys[near], xs[near]] if near.any() else colour[int(round(cy)), int(round(cx))][None]
+        seeds.append(np.concatenate([[cx, cy], [_median(c) for c in body.T]]))
+    seeds = np.asarray(seeds, np.float32)
+    labels = np.argmin((seeds * seeds).sum(1) - 2 * pts @ seeds.T, axis=1)
+    reach = ((xs[:, None] - centres[:, 0]) ** 2 + (ys[:, None] - centres[:, 1]) ** 2).min(axis=1)
+    labels[reach > (DIE_REACH * expected) ** 2] = len(seeds)
+    parts = []
+    for label in range(len(seeds) + 1):
+        part = np.zeros(blob.mask.shape, bool)
+        part[ys[labels == label], xs[labels == label]] = True
+        parts.append(part)
+    count, pieces = cv2.connectedComponents(parts.pop().astype(np.uint8), connectivity=8)
+    sizes = np.bincount(pieces.ravel(), minlength=count)
+    rest = [pieces == i for i in range(1, count) if sizes[i] >= SPECK_AREA * expected * expected]
+    return parts, rest
 
 
 def _median(values) -> np.floating:
