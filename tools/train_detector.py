@@ -37,7 +37,7 @@ from companion.bench_vision import real_truth  # noqa: E402
 from train_faces import BYLER, byler_records, held_out  # noqa: E402
 from vision import detect, locate, synth  # noqa: E402
 
-CROP = 96            # training crop side, net input pixels (about five dice)
+CROP = 80            # training crop side, net input pixels (about five dice)
 SIGMA = 1.0          # Gaussian bump's sigma, heatmap cells
 SYNTH_SEED = 9_000_000   # first synthetic tray seed (far from the benchmark's and the tests')
 
@@ -131,7 +131,7 @@ def build_net():
         return [nn.Conv2d(inputs, outputs, 3, stride, padding=dilation, dilation=dilation, bias=False),
                 nn.BatchNorm2d(outputs), nn.ReLU()]
 
-    return nn.Sequential(*conv(3, 16), *conv(16, 24, 2), *conv(24, 32), *conv(32, 32, 2),
+    return nn.Sequential(*conv(3, 16, 2), *conv(16, 24), *conv(24, 32, 2),
                          *conv(32, 32), *conv(32, 32, dilation=2), *conv(32, 32, dilation=4),
                          nn.Conv2d(32, 1, 1))
 

@@ -16,9 +16,9 @@ import cv2
 import numpy as np
 
 MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "dice_centres.onnx"
-SIDE = 20            # the usual die's side in the net's input, pixels
+SIDE = 16            # the usual die's side in the net's input, pixels
 STRIDE = 4           # input pixels per heatmap cell
-PEAK_SCORE = 0.4     # least heatmap value of a die's centre
+PEAK_SCORE = 0.5     # least heatmap value of a die's centre
 
 
 def net_input(lab: np.ndarray) -> np.ndarray:

@@ -84,6 +84,8 @@ KMEANS_POINTS_PER_DIE = 250   # pixels per die that k-means fits its centres on
 KMEANS_ATTEMPTS = 2           # k-means restarts (the best is kept)
 MAX_SPLIT_TRIES = 10          # dice counts tried when cutting one cluster
 DIE_REACH = 0.8               # farthest a die's pixel lies from its detected centre (usual die sides)
+DETECTED_FILL = 0.62          # least a part cut around a detected centre fills its rectangle (its cut is ragged)
+DETECTED_TOP_ASPECT = 1.35    # ...and longest its top face may be (it may show a neighbour's edge)
 
 # dice found by their pips (white on white)
 PIP_RADIUS = 0.08             # a pip's radius, in die sides (of the die's whole blob)
@@ -475,14 +477,14 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
             yield (part, blob.x0, blob.y0), (() if fine else (STACKED,))
 
 
-def _square_top(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
-    """The die's top face inside its blob, when that is a square covering much of the blob. None
-    when it is not square."""
+def _square_top(blob: _Blob, lab: np.ndarray, most_aspect: float = TOP_ASPECT) -> np.ndarray | None:
+    """The die's top face inside its blob, when that is a square (by `most_aspect`) covering much
+    of the blob. None when it is not square."""
     top = _top_region(blob, lab)
     if top is None:
         return None
     (_, _), (rw, rh), _ = cv2.minAreaRect(cv2.findNonZero(top))
-    if min(rw, rh) < 1 or max(rw, rh) / min(rw, rh) > TOP_ASPECT or rw * rh < TOP_SHARE * blob.area:
+    if min(rw, rh) < 1 or max(rw, rh) / min(rw, rh) > most_aspect or rw * rh < TOP_SHARE * blob.area:
         return None
     return top.astype(bool)
 
@@ -626,17 +628,18 @@ def _top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
     return top & mask8
 
 
-def _good_parts(parts: list[np.ndarray], expected: float) -> list[bool]:
-    """Which parts look like exactly one flat die: square, filling their rectangle, no smaller
-    than a small die nor bigger than a big one, and about the size of the other parts."""
+def _good_parts(parts: list[np.ndarray], expected: float, least_fill: float = 0.72) -> list[bool]:
+    """Which parts look like exactly one flat die: square, filling their rectangle (by
+    `least_fill`), no smaller than a small die nor bigger than a big one, and about the size of
+    the other parts."""
     areas = np.array([p.sum() for p in parts], np.float64)
     typical = float(_median(areas))
     good = []
     for part, area in zip(parts, areas):
         fill, aspect, _ = _squareness(part)
         ratio = area / (expected * expected)
-        good.append(0.6 <= ratio <= BIG_DIE_AREA and aspect <= SPLIT_ASPECT and fill >= 0.72
-                    and 0.6 <= area / typical <= 1.6)
+        good.append(0.6 <= ratio <= BIG_DIE_AREA and aspect <= SPLIT_ASPECT
+                    and 0.6 <= area / typical <= 1.6 and fill >= least_fill)
     return good
 
 
@@ -682,23 +685,21 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
     if 1 <= len(centres) <= last:
         parts, rest = _nearest_parts(blob, centres, colour, expected)
         gaps = np.hypot(*(centres[:, None] - centres[None]).transpose(2, 0, 1)) + np.eye(len(centres)) * expected
-        if gaps.min() < MIN_CENTRE_GAP * expected:
-            # two centres closer than flat dice lie: a die on another, or one die seen as two
-            # (its top and a side of a die on its edge); every part is checked by a person
-            return parts + rest, [False] * (len(parts) + len(rest))
-        if all(part.sum() >= 0.5 * expected * expected for part in parts):
+        # centres closer than flat dice lie (a die on another, one die seen as two, or dice
+        # smaller than the usual one): left to k-means and the crowding check, as without it
+        if gaps.min() >= MIN_CENTRE_GAP * expected and all(part.sum() >= 0.5 * expected * expected for part in parts):
             # each part a die's square outline with a square top face (a die on its edge
             # shows two oblong faces): else k-means, as without the detector
-            good = _good_parts(parts, expected)
+            good = _good_parts(parts, expected, DETECTED_FILL)
             if len(parts) == 1:
                 # one die with its shadow, or a die on its edge (too big for one flat die, so
                 # not taken as one): only what lies beyond its reach is cut off, so there must
                 # be some, and the die must be as square as a lone die
                 good = [bool(rest) and _squareness(parts[0])[1] <= EDGE_ASPECT]
-            if (all(good) and all(_square_top(_Blob(part, blob.x0, blob.y0), lab) is not None for part in parts)
-                    and not _plastic_left(rest, blob, lab, expected)):
-                # what lies beyond every die's reach (shadow, or a die the detector missed) is
-                # judged as any piece that does not look like a die: dropped only when markless
+            squares = all(good) and all(_square_top(_Blob(part, blob.x0, blob.y0), lab, DETECTED_TOP_ASPECT)
+                                        is not None for part in parts)
+            if squares and _only_shadow(rest, blob, lab, expected):
+                # what lies beyond every die's reach is the board in shadow: `_split` drops it
                 return parts + rest, good + [False] * len(rest)
     for k in np.unique(np.round(np.linspace(first, last, min(MAX_SPLIT_TRIES, last - first + 1)))).astype(int):
         if k > blob.area / 4:
@@ -729,16 +730,14 @@ def _detected_centres(blob: _Blob, expected: float, lab: np.ndarray) -> np.ndarr
     return found[inside]
 
 
-def _plastic_left(rest: list[np.ndarray], blob: _Blob, lab: np.ndarray, expected: float) -> bool:
-    """True when a piece left beyond the detected dice has no marks yet is not the board's
-    colour (nor its shadow's): maybe a die's plain side (a die on its edge), which a piece
-    without marks would not be reported as."""
+def _only_shadow(rest: list[np.ndarray], blob: _Blob, lab: np.ndarray, expected: float) -> bool:
+    """True when every piece left beyond the detected dice is shadow: no marks, and the board's
+    colour or darker. A piece with marks may be a die the detector missed or the other face of
+    a die on its edge; a plain one of another colour, a die's plain side."""
     lum = lab[..., 0]
-    plain = [piece for piece in rest if _plain(_Blob(piece, blob.x0, blob.y0), lum)]
-    if not plain:
-        return False
-    board = _board_colour(blob, lab, expected)
-    return not all(_like_board(piece, blob, lab, board) for piece in plain)
+    board = _board_colour(blob, lab, expected) if rest else None
+    return all((_plain(_Blob(piece, blob.x0, blob.y0), lum) or _smooth_inside(piece, blob.x0, blob.y0, lum, expected))
+               and _like_board(piece, blob, lab, board) for piece in rest)
 
 
 def _nearest_parts(blob: _Blob, centres: np.ndarray, colour: np.ndarray,

@@ -39,6 +39,7 @@ def test_touching_dice_centres_are_found_on_a_synthetic_tray(seed, view):
     image, truth = synth.render_tray(seed, 14, clusters=1.0, view=view)
     view_copy, _, _, expected = locate._survey(image)
     found, scores = detect.die_centres(view_copy.lab, expected)
+    assert np.all(np.diff(scores) <= 0)
     centres = (np.array([d["center"] for d in truth]) + 0.5) * view_copy.scale - 0.5
     sides = np.array([d["size"] for d in truth]) * view_copy.scale
     gaps = np.hypot(*(centres[:, None] - centres[None]).transpose(2, 0, 1)) + np.eye(len(truth)) * 1e9
@@ -47,8 +48,9 @@ def test_touching_dice_centres_are_found_on_a_synthetic_tray(seed, view):
     for centre, side in zip(centres, sides):
         near = np.hypot(*(found - centre).T) < 0.3 * side
         assert near.sum() == 1, f"die at {centre} found {near.sum()} times"
-    assert len(found) == len(truth)
-    assert np.all(np.diff(scores) <= 0)
+    # over the whole photo (the locator looks only inside its blobs) a stray peak or so
+    stray = [p for p in found if np.min(np.hypot(*(centres - p).T) / sides) > 0.6]
+    assert len(stray) <= 1
 
 
 def test_a_real_cluster_that_k_means_cut_wrongly_is_cut_into_its_dice(byler_truth):
@@ -71,11 +73,10 @@ def near(truth_die, candidates):
 
 
 @pytest.mark.parametrize("drop", [0, -1])
-def test_a_die_the_detector_misses_in_a_cluster_is_flagged_or_cut_by_k_means_never_lost(monkeypatch, drop):
-    # the detector sees one die too few in every cluster: the die left over must not vanish
-    # unnoticed: k-means cuts it out (the detector's parts do not look like dice), or what is
-    # left beside the detected dice is flagged there, so the photo goes to `check`; no die
-    # may be counted twice
+def test_a_die_the_detector_misses_in_a_cluster_is_still_found_once(monkeypatch, drop):
+    # the detector sees one die too few in every cluster: the missed die's pips lie beyond
+    # its neighbours' reach, so the detector's cut is not taken and k-means cuts the cluster
+    # as before: every die found, none counted twice
     image, truth = synth.render_tray(8, 15, clusters=1.0)
     seen = locate._detected_centres
 
@@ -87,9 +88,17 @@ def test_a_die_the_detector_misses_in_a_cluster_is_flagged_or_cut_by_k_means_nev
     found = find_dice(image)
     for die in truth:
         hits = near(die, found)
-        flagged_by = [c for c in found if c.flags and np.hypot(c.center[0] - die["center"][0],
-                                                               c.center[1] - die["center"][1]) < 2 * die["size"]]
-        assert hits or flagged_by, f"die at {die['center']} lost without a flag near it"
+        assert hits, f"die at {die['center']} lost"
         assert len([c for c in hits if not c.flags]) <= 1
     clean = [c for c in found if not c.flags]
     assert all(any(c in near(d, found) for d in truth) for c in clean)
+
+
+@pytest.mark.parametrize("seed", [84, 111])
+def test_a_die_on_its_edge_in_a_blob_is_flagged_with_its_other_face(seed):
+    # one detected centre, and the die's other face, beyond its reach, carries pips: the
+    # detector's cut is not taken, and the die is flagged as without it, never counted
+    image, truth = synth.render_tray(seed, 6, edge=1)
+    die = next(d for d in truth if "edge" in d["flags"])
+    hits = near(die, find_dice(image))
+    assert hits and all(c.flags for c in hits)
