@@ -17,7 +17,8 @@ one centred pip); or, for what is still refused, when the counter's second look 
 thresholds, colour maps and cuts of the die) finds exactly the classifier's count: it can
 confirm, never propose. A read the classifier is less than sure of, and an ace, is checked
 again on the die's outline as the locator gave it (a misplaced top face shows part of another
-face). Otherwise the answer is `None`: the die is flagged unreadable and re-rolled
+face) and, for the first, on a cut 0.85 times that outline (a side's pips in the crop add up
+to a bigger count). Otherwise the answer is `None`: the die is flagged unreadable and re-rolled
 rather than guessed. A picture face (a paco toucan, a skull, an emblem) is only read when the
 calibration holds templates made by `teach`; an untaught picture is never counted. The rule in
 full, with its measured figures: models/README.md.
@@ -53,7 +54,8 @@ OVERRULE_PROB = 0.95
 SURE_ACE_LAYOUT_ERROR = 0.3  # an ace read this way still needs one round, centred, lone blob
 OTHER_CLASS = 0            # the classifier's "not a pip face"
 # Below this certainty on the top-face crop, the classifier must not see another count on the
-# die's outline as the locator gave it (a top face found off-centre shows only part of it).
+# die's outline as the locator gave it (a top face found off-centre shows only part of it), nor
+# on a cut 0.85 times that outline (a side's pips in the crop make a 4 look like a 6).
 CONFIRM_PROB = 0.95
 SECOND_LOOK_PROB = 0.9     # classifier certainty before the pip counter looks again...
 VERIFY_LAYOUT_ERROR = 0.3  # ...which then allows for the slant of a die seen off-centre
@@ -458,10 +460,12 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
     if other_cuts:
         doubtful = [i for i, read in enumerate(reads)
                     if read.kind == "pips" and read.value is not None and probs[i][read.value] < CONFIRM_PROB]
-        if doubtful:  # the die's outline as given, cut without looking for its top face
-            outline_cuts = np.stack([net_input(other_cuts(i)[0]) for i in doubtful])
-            for i, p in zip(doubtful, load_model().probabilities(outline_cuts)):
-                if int(np.argmax(p)) != reads[i].value and float(np.max(p)) >= 0.5:
+        if doubtful:  # the die's outline as given (cut without looking for its top face), and 0.85 times it
+            checks = load_model().probabilities(np.stack([net_input(other_cuts(i)[k]) for i in doubtful for k in (0, 1)]))
+            for i, outline, inner in zip(doubtful, checks[0::2], checks[1::2]):
+                seen_inside = int(np.argmax(inner))
+                if ((int(np.argmax(outline)) != reads[i].value and float(np.max(outline)) >= 0.5)
+                        or (seen_inside not in (OTHER_CLASS, reads[i].value) and float(inner[seen_inside]) >= 0.5)):
                     reads[i] = FaceRead(None, 0.0, "pips")
         for i, read in enumerate(reads):  # a lone pip must still be alone on the die's whole outline
             if read.value == 1 and read.kind == "pips" and not _ace_stands_alone(other_cuts(i)):
