@@ -18,7 +18,7 @@ thresholds, colour maps and cuts of the die) finds exactly the classifier's coun
 confirm, never propose. A read the classifier is less than sure of, and an ace, is checked
 again on the die's outline as the locator gave it (a misplaced top face shows part of another
 face) and, for the first, on a cut 0.85 times that outline (a side's pips in the crop add up
-to a bigger count). Otherwise the answer is `None`: the die is flagged unreadable and re-rolled
+to a bigger count) and over four turns of the face (part of a die cut as a die). Otherwise the answer is `None`: the die is flagged unreadable and re-rolled
 rather than guessed. A picture face (a paco toucan, a skull, an emblem) is only read when the
 calibration holds templates made by `teach`; an untaught picture is never counted. The rule in
 full, with its measured figures: models/README.md.
@@ -55,7 +55,8 @@ SURE_ACE_LAYOUT_ERROR = 0.3  # an ace read this way still needs one round, centr
 OTHER_CLASS = 0            # the classifier's "not a pip face"
 # Below this certainty on the top-face crop, the classifier must not see another count on the
 # die's outline as the locator gave it (a top face found off-centre shows only part of it), nor
-# on a cut 0.85 times that outline (a side's pips in the crop make a 4 look like a 6).
+# on a cut 0.85 times that outline (a side's pips in the crop make a 4 look like a 6), and over
+# four turns of the face it must be SURE_PROB sure (two pips of a white 4 cut as a die).
 CONFIRM_PROB = 0.95
 SECOND_LOOK_PROB = 0.9     # classifier certainty before the pip counter looks again...
 VERIFY_LAYOUT_ERROR = 0.3  # ...which then allows for the slant of a die seen off-centre
@@ -462,9 +463,11 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
                     if read.kind == "pips" and read.value is not None and probs[i][read.value] < CONFIRM_PROB]
         if doubtful:  # the die's outline as given (cut without looking for its top face), and 0.85 times it
             checks = load_model().probabilities(np.stack([net_input(other_cuts(i)[k]) for i in doubtful for k in (0, 1)]))
-            for i, outline, inner in zip(doubtful, checks[0::2], checks[1::2]):
+            turned = _turned_probabilities(np.stack([_net_input(*offsets[i]) for i in doubtful]))
+            for i, outline, inner, t in zip(doubtful, checks[0::2], checks[1::2], turned):
                 seen_inside = int(np.argmax(inner))
                 if ((int(np.argmax(outline)) != reads[i].value and float(np.max(outline)) >= 0.5)
+                        or t[reads[i].value] < SURE_PROB
                         or (seen_inside not in (OTHER_CLASS, reads[i].value) and float(inner[seen_inside]) >= 0.5)):
                     reads[i] = FaceRead(None, 0.0, "pips")
         for i, read in enumerate(reads):  # a lone pip must still be alone on the die's whole outline
