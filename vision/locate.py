@@ -461,18 +461,22 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         flags = () if flat else (EDGE,)
         yield (blob.mask, blob.x0, blob.y0), flags
         return
-    parts, good = _split_cluster(blob, expected, lab)
+    parts, good, seen = _split_cluster(blob, expected, lab)
     board = None
-    for part, fine in zip(parts, good):
-        if _plain(_Blob(part, blob.x0, blob.y0), lum):
-            continue  # a piece of shadow or wall cut off with the dice: no marks, no die
-        if _smooth_inside(part, blob.x0, blob.y0, lum, expected):
-            # no sharp marks inside either: a piece of shadow or wall (the board's colour, or
-            # darker), or else maybe the plain side of a die on its edge, which `_flag_crowded`
-            # still sees
-            board = _board_colour(blob, lab, expected) if board is None else board
-            if not _like_board(part, blob, lab, board):
-                yield (part, blob.x0, blob.y0), (_BLANK,)
+    for part, fine, die in zip(parts, good, seen):
+        plain = _plain(_Blob(part, blob.x0, blob.y0), lum)
+        if plain or _smooth_inside(part, blob.x0, blob.y0, lum, expected):
+            if die:
+                # no marks, yet the detector sees a die there: the plain side of a die on its edge
+                yield (part, blob.x0, blob.y0), (STACKED,)
+            elif not plain:
+                # no sharp marks inside either: a piece of shadow or wall (the board's colour, or
+                # darker), or else maybe the plain side of a die on its edge, which
+                # `_flag_crowded` still sees
+                board = _board_colour(blob, lab, expected) if board is None else board
+                if not _like_board(part, blob, lab, board):
+                    yield (part, blob.x0, blob.y0), (_BLANK,)
+            # else: a piece of shadow or wall cut off with the dice: no marks, no die
         else:
             yield (part, blob.x0, blob.y0), (() if fine else (STACKED,))
 
@@ -669,11 +673,13 @@ def _colour_features(blob: _Blob, lab: np.ndarray, expected: float) -> np.ndarra
     return crop.astype(np.float32) * np.float32([0.3, 1.0, 1.0]) * np.float32(COLOUR_WEIGHT * expected / 30.0)
 
 
-def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[np.ndarray], list[bool]]:
+def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[np.ndarray], list[bool], list[bool]]:
     """Cut a blob of touching dice into one region per die: around the die centres the detector
     sees in it, when their count fits the blob's area and every part looks like one die; else
     k-means over the blob's pixels for the counts of dice its area allows, keeping the count
-    whose parts all look like single dice (else the best try, with which parts look right)."""
+    whose parts all look like single dice (else the best try, with which parts look right);
+    a part is flagged unless it holds exactly one of the detector's centres (if it saw any).
+    Returns the parts, which look like one die each, and which hold a detected centre."""
     ratio = blob.area / (expected * expected)
     # the fewest dice that explain the blob: dice in one photo vary in size (a big die among
     # small ones), so the count is not simply the area over the usual die's
@@ -700,17 +706,28 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
                                         is not None for part in parts)
             if squares and _only_shadow(rest, blob, lab, expected):
                 # what lies beyond every die's reach is the board in shadow: `_split` drops it
-                return parts + rest, good + [False] * len(rest)
+                return parts + rest, good + [False] * len(rest), [True] * len(parts) + [False] * len(rest)
     for k in np.unique(np.round(np.linspace(first, last, min(MAX_SPLIT_TRIES, last - first + 1)))).astype(int):
         if k > blob.area / 4:
             break
         parts = _kmeans_parts(blob, k, colour)
         good = _good_parts(parts, expected)
-        if all(good):
-            return parts, good
-        if sum(good) / k > sum(best[1]) / len(best[1]):
+        if all(good) or sum(good) / k > sum(best[1]) / len(best[1]):
             best = (parts, good)
-    return best
+        if all(good):
+            break
+    parts, good = best
+    if not len(centres):
+        return parts, good, [False] * len(parts)
+    # where k-means and the detector disagree (a part holding no detected centre, or two: a die
+    # leaning on the wall cut into its top and a side), the part is flagged; one holding a
+    # centre is never dropped as markless (`_split`)
+    # each centre counts for the part whose middle is nearest (a die's pip may lie in its
+    # neighbour's part)
+    middles = np.array([np.argwhere(part).mean(axis=0)[::-1] if part.any() else (np.inf, np.inf) for part in parts])
+    nearest = np.argmin(np.hypot(*(centres[:, None] - middles[None]).transpose(2, 0, 1)), axis=1)
+    held = np.bincount(nearest, minlength=len(parts)).tolist()
+    return parts, [fine and n == 1 for n, fine in zip(held, good)], [n > 0 for n in held]
 
 
 def _detected_centres(blob: _Blob, expected: float, lab: np.ndarray) -> np.ndarray:
