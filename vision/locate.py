@@ -4,7 +4,10 @@ The photo is shrunk to a working copy (about 640 px on its long side) where all 
 happens: a smooth background model is fitted around the dice, and pixels that differ from it in
 colour or brightness become foreground; the tray's floor bounds the search (gaps in its rim
 are closed first). Each foreground blob is then one die (a convex square), a die showing a long
-side, or touching dice, cut by k-means over position and colour into the fewest similar squares.
+side, or touching dice. Touching dice are cut around the die centres a small learned detector
+(`vision.detect`) sees in the blob, when every part is then a square die with a square top
+face and all that is left is shadow; else by k-means over position and colour into the fewest
+similar squares, a part flagged where k-means and the detector disagree on the dice it holds.
 A long lone outline is a die on its edge unless it is a flat die seen off the camera's axis:
 its top face square and as wide as the blob, lying outward, with its sides (of its own colour,
 or a shadow) toward the photo's centre, stretched no more than a phone's lens shows. A
@@ -675,11 +678,11 @@ def _colour_features(blob: _Blob, lab: np.ndarray, expected: float) -> np.ndarra
 
 def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[np.ndarray], list[bool], list[bool]]:
     """Cut a blob of touching dice into one region per die: around the die centres the detector
-    sees in it, when their count fits the blob's area and every part looks like one die; else
-    k-means over the blob's pixels for the counts of dice its area allows, keeping the count
-    whose parts all look like single dice (else the best try, with which parts look right);
-    a part is flagged unless it holds exactly one of the detector's centres (if it saw any).
-    Returns the parts, which look like one die each, and which hold a detected centre."""
+    sees in it (`_cut_at_centres`), when that cut is clean; else k-means over the blob's pixels
+    for the counts of dice its area allows, keeping the count whose parts all look like single
+    dice (else the best try, with which parts look right), a part flagged unless it holds
+    exactly one of the detector's centres (if it saw any). Returns the parts, which look like
+    one die each, and which hold a detected centre."""
     ratio = blob.area / (expected * expected)
     # the fewest dice that explain the blob: dice in one photo vary in size (a big die among
     # small ones), so the count is not simply the area over the usual die's
@@ -689,24 +692,9 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
     last = max(first, int(np.ceil(ratio)) + 1)
     centres = _detected_centres(blob, expected, lab)
     if 1 <= len(centres) <= last:
-        parts, rest = _nearest_parts(blob, centres, colour, expected)
-        gaps = np.hypot(*(centres[:, None] - centres[None]).transpose(2, 0, 1)) + np.eye(len(centres)) * expected
-        # centres closer than flat dice lie (a die on another, one die seen as two, or dice
-        # smaller than the usual one): left to k-means and the crowding check, as without it
-        if gaps.min() >= MIN_CENTRE_GAP * expected and all(part.sum() >= 0.5 * expected * expected for part in parts):
-            # each part a die's square outline with a square top face (a die on its edge
-            # shows two oblong faces): else k-means, as without the detector
-            good = _good_parts(parts, expected, DETECTED_FILL)
-            if len(parts) == 1:
-                # one die with its shadow, or a die on its edge (too big for one flat die, so
-                # not taken as one): only what lies beyond its reach is cut off, so there must
-                # be some, and the die must be as square as a lone die
-                good = [bool(rest) and _squareness(parts[0])[1] <= EDGE_ASPECT]
-            squares = all(good) and all(_square_top(_Blob(part, blob.x0, blob.y0), lab, DETECTED_TOP_ASPECT)
-                                        is not None for part in parts)
-            if squares and _only_shadow(rest, blob, lab, expected):
-                # what lies beyond every die's reach is the board in shadow: `_split` drops it
-                return parts + rest, good + [False] * len(rest), [True] * len(parts) + [False] * len(rest)
+        cut = _cut_at_centres(blob, centres, colour, expected, lab)
+        if cut is not None:
+            return cut
     for k in np.unique(np.round(np.linspace(first, last, min(MAX_SPLIT_TRIES, last - first + 1)))).astype(int):
         if k > blob.area / 4:
             break
@@ -721,13 +709,39 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
         return parts, good, [False] * len(parts)
     # where k-means and the detector disagree (a part holding no detected centre, or two: a die
     # leaning on the wall cut into its top and a side), the part is flagged; one holding a
-    # centre is never dropped as markless (`_split`)
-    # each centre counts for the part whose middle is nearest (a die's pip may lie in its
-    # neighbour's part)
+    # centre is never dropped as markless (`_split`). Each centre counts for the part whose
+    # middle is nearest (a die's pip may lie in its neighbour's part).
     middles = np.array([np.argwhere(part).mean(axis=0)[::-1] if part.any() else (np.inf, np.inf) for part in parts])
     nearest = np.argmin(np.hypot(*(centres[:, None] - middles[None]).transpose(2, 0, 1)), axis=1)
     held = np.bincount(nearest, minlength=len(parts)).tolist()
     return parts, [fine and n == 1 for n, fine in zip(held, good)], [n > 0 for n in held]
+
+
+def _cut_at_centres(blob: _Blob, centres: np.ndarray, colour: np.ndarray, expected: float,
+                    lab: np.ndarray) -> tuple[list[np.ndarray], list[bool], list[bool]] | None:
+    """The blob cut around the detected centres, as `_split_cluster` returns it, when every
+    part looks like one flat die and all that is left beyond the dice is shadow; else None."""
+    gaps = np.hypot(*(centres[:, None] - centres[None]).transpose(2, 0, 1)) + np.eye(len(centres)) * expected
+    if gaps.min() < MIN_CENTRE_GAP * expected:
+        return None  # closer than flat dice lie: a die on another, one die seen as two, small dice
+    parts, rest = _nearest_parts(blob, centres, colour, expected)
+    if any(part.sum() < 0.5 * expected * expected for part in parts):
+        return None
+    if len(parts) == 1:
+        # one die with its shadow, or a die on its edge (too big for one flat die, so not taken
+        # as one): only what lies beyond its reach is cut off, so there must be some, and the
+        # die must be as square as a lone die
+        good = [bool(rest) and _squareness(parts[0])[1] <= EDGE_ASPECT]
+    else:
+        good = _good_parts(parts, expected, DETECTED_FILL)
+    # each a square top face too (a die on its edge shows two oblong faces)
+    if not all(good) or any(_square_top(_Blob(part, blob.x0, blob.y0), lab, DETECTED_TOP_ASPECT) is None
+                            for part in parts):
+        return None
+    if not _only_shadow(rest, blob, lab, expected):
+        return None
+    # what lies beyond every die's reach is the board in shadow: `_split` drops it
+    return parts + rest, good + [False] * len(rest), [True] * len(parts) + [False] * len(rest)
 
 
 def _detected_centres(blob: _Blob, expected: float, lab: np.ndarray) -> np.ndarray:
@@ -764,10 +778,10 @@ def _nearest_parts(blob: _Blob, centres: np.ndarray, colour: np.ndarray,
     die's, the median around it); the rest, in pieces bigger than a speck, is returned apart."""
     ys, xs = np.nonzero(blob.mask)
     pts = np.column_stack([xs, ys, colour[ys, xs]]).astype(np.float32)
-    reach = (0.3 * expected) ** 2
+    core = (0.3 * expected) ** 2
     seeds = []
     for cx, cy in centres:
-        near = (xs - cx) ** 2 + (ys - cy) ** 2 <= reach
+        near = (xs - cx) ** 2 + (ys - cy) ** 2 <= core
         body = colour[ys[near], xs[near]] if near.any() else colour[int(round(cy)), int(round(cx))][None]
         seeds.append(np.concatenate([[cx, cy], [_median(c) for c in body.T]]))
     seeds = np.asarray(seeds, np.float32)
