@@ -246,16 +246,20 @@ def _floor_hull(foreground: np.ndarray, enclosed_only: bool = False) -> np.ndarr
         enclosed = (x > 0) & (y > 0) & (x + bw < w) & (y + bh < h) & (areas > 0.12 * h * w)
         if enclosed.any():
             break
-        first = first or (labels, areas, enclosed)
+        first = first or (labels, areas, enclosed, side)
     else:
-        labels, areas, enclosed = first   # no floor inside a rim: the thin cut's regions
+        labels, areas, enclosed, side = first   # no floor inside a rim: the thin cut's regions
     if enclosed.any():
         pick = int(np.argmax(np.where(enclosed, areas, 0))) + 1
     elif enclosed_only or areas.max() < 0.12 * h * w:
         return None
     else:
         pick = int(np.argmax(areas)) + 1
-    contours, _ = cv2.findContours((labels == pick).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    # the opening also shaved off the floor's narrow strips (between a die and the wall): grown
+    # back as far as the opening reached, so a die in a corner stays inside the floor's hull
+    floor = (labels == pick).astype(np.uint8)
+    floor = cv2.dilate(floor, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side))) & ~foreground
+    contours, _ = cv2.findContours(floor.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     if not contours:
         return None
     return cv2.convexHull(max(contours, key=cv2.contourArea)).astype(np.float32)
