@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from vision.types import CUT, EDGE, OUTSIDE, STACKED, Candidate, ImageError
+from vision.types import CUT, EDGE, OUTSIDE, STACKED, UNREADABLE, Candidate, ImageError
 
 WORK_LONG_SIDE = 640          # pixels on the working copy's long side
 MIN_DIE_FRACTION = 0.012      # smallest die side accepted, as a fraction of the photo's short side
@@ -54,6 +54,7 @@ LEAN_ASPECT = 1.15            # ...and so must one longer than this across the w
 ACROSS_STRETCH = 0.03         # ...by this share of its width or more
 LONE_DIE_AREA = 1.25          # a convex blob smaller than this is one die, however long
 SPECK_AREA = 0.25             # a blob smaller than this is a speck, never a die by itself
+ROW_WIDTH = (0.75, 1.6)       # a band this wide (usual die sides) with marks may be dice in a row
 TWO_DICE_AREA = 1.75          # a convex blob smaller than this is not two dice
 EDGE_ASPECT = 1.3             # a lone die whose outline is longer than this is on an edge / leaning
 BAND_ASPECT = 3.5             # a blob longer than this and filling its rectangle is a band, not dice
@@ -67,12 +68,15 @@ TOP_TOLERANCE = 10.0          # Lab distance within which the top face's plastic
 TOP_SHARE = 0.45              # ...and covers at least this share of its blob (the rest: sides, shadow)
 MARK_CONTRAST = 30.0          # least spread (Lab L, sharp detail) of a die's marks: pips, a picture
 PIP_HOLE = 0.25               # a hole in a piece of a cluster up to this side (piece sides) is a pip
+FAINT_MARKS = 18.0            # a die-sized square plain blob with this much detail may be a die (faint pips)
+FAINT_SIZE = (0.7, 1.3)       # ...when its side is this many usual sides
 SMOOTH_DETAIL = 12.0          # a piece of a cluster with less sharp detail (Lab L) than this inside...
 BOARD_HUE = 10.0              # a piece within this Lab a-b distance of the board's colour...
 BOARD_BRIGHTER = 8.0          # ...and no more than this brighter is board (or its shadow)
 SMOOTH_MARGIN = 0.15          # ...this far (usual die sides) in from its outline holds no die face
 MARK_SCALE = 0.06             # blur (in blob sides) at about a pip's scale: a die's detail there is...
 GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarter side (a glow: a tenth)
+SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
 UNDER_CHROMA = 10.0           # least Lab chroma for a hue to count (greys have none)
@@ -415,13 +419,16 @@ def _thickness(mask: np.ndarray) -> float:
 
 def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: float, lum: np.ndarray) -> float:
     """Side of one die's blob in working pixels: from the calibration, else from the lone dice
-    seen (square blobs with marks: a round lamp's glow seen through a clear tray is none)."""
+    seen (square blobs with marks: a round lamp's glow seen through a clear tray is none, nor
+    is a die merged with a glow around it)."""
     if calibration is not None and getattr(calibration, "die_size", None):
         return float(calibration.die_size) * scale
     sides = []
     for blob in blobs:
         fill, aspect, _ = _squareness(blob.mask)
-        if fill > 0.72 and aspect < 1.3 and not _glow(blob, lum):
+        # (a speck smaller than the smallest die accepted is no die, however square)
+        if (fill > 0.72 and aspect < 1.3 and blob.area >= min_side * min_side
+                and not _glow(blob, lum, SIZE_GLOW_SHARE)):
             sides.append(np.sqrt(blob.area))
     if not sides:
         return min_side * 2.5
@@ -436,10 +443,16 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
     width = min(rect[1])
     if area_ratio < SPECK_AREA or width < 0.5 * expected or _thickness(blob.mask) < 0.3 * expected:
         return  # far too small or thin for a die: a speck, a line, the tray's rim
-    if aspect > BAND_ASPECT and fill > 0.85:
-        return  # a straight even band: a tray's rim, a ruler, a pencil (dice in a row leave notches)
     if _plain(blob, lum):
+        if _faint_die(blob, expected, lum):
+            # a die-sized square with faint marks: a dark die's dim pips seen from below, maybe
+            yield (blob.mask, blob.x0, blob.y0), (UNREADABLE,)
         return  # a plain patch (glare, a shadow's edge, a button, a coin): every die face carries marks
+    # a straight even band: a tray's rim, a ruler, a pencil (dice in a row leave notches), or
+    # dice touching corner to corner in a straight row: as wide as a die, with marks (pips)
+    band = aspect > BAND_ASPECT and fill > 0.85
+    if band and not ROW_WIDTH[0] <= width / expected <= ROW_WIDTH[1]:
+        return
     solid = _solidity(blob.mask)
     convex = fill > 0.72 and solid > 0.9
     # one die: a convex, square outline of about the usual size, or a big die among small ones
@@ -485,7 +498,9 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
                     yield (part, blob.x0, blob.y0), (_BLANK,)
             # else: a piece of shadow or wall cut off with the dice: no marks, no die
         else:
-            yield (part, blob.x0, blob.y0), (() if fine else (STACKED,))
+            # a part of a band is never counted: it may be a marked ruler's or rim's, or the cut
+            # of a row into dice may be off by one
+            yield (part, blob.x0, blob.y0), (() if fine and not band else (STACKED,))
 
 
 def _square_top(blob: _Blob, lab: np.ndarray, most_aspect: float = TOP_ASPECT) -> np.ndarray | None:
@@ -736,6 +751,10 @@ def _cut_at_centres(blob: _Blob, centres: np.ndarray, colour: np.ndarray, expect
         # as one): only what lies beyond its reach is cut off, so there must be some, and the
         # die must be as square as a lone die
         good = [bool(rest) and _squareness(parts[0])[1] <= EDGE_ASPECT]
+        if parts[0].sum() > LEAN_CHECK_AREA * expected * expected:
+            # as big as a lone die that must show a square top face, else it leans (no
+            # neighbour's edge excuses a longer one here)
+            good[0] = good[0] and _square_top(_Blob(parts[0], blob.x0, blob.y0), lab) is not None
     else:
         good = _good_parts(parts, expected, DETECTED_FILL)
     # each a square top face too (a die on its edge shows two oblong faces)
@@ -843,6 +862,15 @@ def _lone_die(blob: _Blob, expected: float, lum: np.ndarray) -> bool:
     return 0.5 < ratio < SINGLE_MAX_AREA and fill > 0.8 and aspect < 1.3 and not _plain(blob, lum)
 
 
+def _faint_die(blob: _Blob, expected: float, lum: np.ndarray) -> bool:
+    """A plain blob that may still be a die: as square, full and big as one, with some sharp
+    detail inside (a glare patch or a shadow has next to none)."""
+    fill, aspect, _ = _squareness(blob.mask)
+    broad = _detail(blob, lum, 0.25)
+    return (FAINT_SIZE[0] <= np.sqrt(blob.area) / expected <= FAINT_SIZE[1] and fill > 0.85
+            and aspect < 1.15 and broad is not None and broad >= FAINT_MARKS)
+
+
 def _plain(blob: _Blob, lum: np.ndarray) -> bool:
     """True when the blob's inside has no marks: no pips, no picture."""
     # marks are sharp: a smooth ramp of light (glare) is no mark
@@ -896,12 +924,12 @@ def _with_pips(mask: np.ndarray) -> np.ndarray:
     return _fill_holes(mask.astype(np.uint8), (PIP_HOLE * np.sqrt(mask.sum())) ** 2)
 
 
-def _glow(blob: _Blob, lum: np.ndarray) -> bool:
+def _glow(blob: _Blob, lum: np.ndarray, share: float = GLOW_SHARE) -> bool:
     """True when the blob's detail is nearly all broad shading, next to none at a pip's scale: a
     soft round glow (a lamp seen through a clear tray from below), however big and bright. Pips
     and a die's outline are sharp, even in a blurred photo."""
     fine, broad = _detail(blob, lum, MARK_SCALE), _detail(blob, lum, 0.25)
-    return fine is not None and fine < GLOW_SHARE * broad
+    return fine is not None and fine < share * broad
 
 
 def _detail(blob: _Blob, lum: np.ndarray, blur: float) -> float | None:

@@ -329,3 +329,50 @@ def test_a_shadow_piece_holding_bits_of_pips_is_flagged_never_counted(byler_trut
         assert any(x <= c.center[0] <= x + w and y <= c.center[1] <= y + h for c in found)
         assert sum(1 for c in counted if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h) <= 1
     assert len(counted) <= len(row["dice"])
+
+
+def crowded_tray(seed):
+    """The crowded-tray check's photo: nine dice mostly in touching clusters."""
+    view = "below" if seed % 3 == 2 else "above"
+    return synth.render_tray(seed, 9, clusters=0.9, hard=seed % 2 == 1, view=view)
+
+
+def test_dice_touching_corner_to_corner_in_a_straight_row_are_not_taken_for_a_band():
+    # four dice in a diagonal row fill their rectangle like a ruler or the tray's rim: the row
+    # was dropped and the photo read `ok` four dice short; each die is now found, flagged
+    image, truth = crowded_tray(252)
+    found = find_dice(image)
+    for die in truth:
+        hit = matches(die, found)
+        assert hit, f"die at {die['center']} missed"
+    row = [die for die in truth if np.hypot(die["center"][0] - 705, die["center"][1] - 780) < 100]
+    assert len(row) == 4
+    assert all(all(c.flags for c in matches(die, found)) for die in row)
+
+
+def test_a_speck_smaller_than_any_die_does_not_set_the_die_size():
+    # a square speck a third of a die across was the only "lone die" seen: every die, taken for
+    # a cluster of many, was lost, and the photo read `ok` with no dice at all
+    image, truth = crowded_tray(43)
+    found = find_dice(image)
+    for die in truth:
+        assert matches(die, found), f"die at {die['center']} missed"
+
+
+def test_a_die_merged_with_a_lamps_glow_does_not_set_the_die_size():
+    # from below, one lone die sits in a lamp's glow and makes one blob with it, four dice
+    # across; the size was the mean of that and the one other lone die, so every die was too
+    # small to keep: no die found at all, and the photo read `ok` with no dice
+    image, truth = crowded_tray(23)
+    found = find_dice(image)
+    for die in truth:
+        assert matches(die, found), f"die at {die['center']} missed"
+
+
+def test_a_black_die_with_dim_pips_seen_from_below_is_flagged_not_dropped():
+    # its dim pips barely mark it, so it looked like a plain patch (glare, a shadow)
+    # and was dropped: the photo read `ok` one 4 short
+    image, truth = crowded_tray(131)
+    (black,) = [die for die in truth if np.hypot(die["center"][0] - 1169, die["center"][1] - 106) < 5]
+    (found,) = matches(black, find_dice(image))
+    assert found.flags
