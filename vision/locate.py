@@ -20,9 +20,14 @@ holes (a 1's lone pip that k-means gave to its neighbour) count as its inside. S
 to `check` instead of being counted short. Dice the colour foreground misses (a white
 die on a white board) are found by their pips: dark round spots in groups no wider than a face,
 ringed by an outline; a black die against a dim room seen from below is found by its light pips
-(specks too small for a die), its faint outline standing out from the even room just around it.
-The usual die size comes from the square blobs with detail at a pip's scale: a lamp's soft round
-glow seen through the tray has none. Two candidates closer than a die's side cannot both be flat
+(specks too small for a die), its faint outline standing out from the even room just around it;
+two or more light pips on an even dark face with no outline at all are reported flagged, as is
+a die-sized square blob whose marks are too faint to count as a face's (dim pips). Dice touching
+corner to corner in a straight row fill their rectangle like a rim or a ruler: a band as wide
+as a die is cut like a cluster, every part flagged.
+The usual die size comes from the square blobs no smaller than the smallest die, with detail at
+a pip's scale: a lamp's soft round glow seen through the tray has none, a die merged with a glow
+too little. Two candidates closer than a die's side cannot both be flat
 dice: both are flagged stacked. A die resting almost squarely on another looks like one die; it
 is flagged stacked when the lower die's edge shows beside the top face in another colour (not
 the top's hue, nor the board's, which a shadow has), or as a white or black die far brighter or
@@ -987,7 +992,11 @@ def _pip_dice(lab: np.ndarray, expected: float, free_dark: np.ndarray, free_ligh
             ring_edges = float(grad[ring > 0].mean()) if ring.any() else 0.0
             if ring_edges < RING_EDGE * grad_level and (dark or not _outline_stands_out(
                     grad, centre, side, ring_edges, grad_level)):
-                continue
+                if dark or flags or len(members) < 2 or not _plain_face(lum, centre, side, angle, dark):
+                    continue
+                # two or more light pips on an even dark face whose outline is lost in the dark
+                # room behind it: a black die seen from below, maybe; flagged, not dropped
+                flags = (UNREADABLE,)
             if not flags and not _plain_face(lum, centre, side, angle, dark):
                 continue  # marks everywhere: a textured table (wood grain, print), not a die's face
             box = cv2.boxPoints(((float(centre[0]), float(centre[1])), (side, side), angle))

@@ -376,3 +376,12 @@ def test_a_black_die_with_dim_pips_seen_from_below_is_flagged_not_dropped():
     (black,) = [die for die in truth if np.hypot(die["center"][0] - 1169, die["center"][1] - 106) < 5]
     (found,) = matches(black, find_dice(image))
     assert found.flags
+
+
+def test_a_black_die_whose_outline_is_lost_in_the_dark_is_flagged_by_its_light_pips():
+    # from below, this black die's outline does not stand out from the dark room at all: only
+    # its two lit pips show; the photo read `ok` one die short, now the die is flagged
+    image, truth = synth.render_tray(20240032, 17, view="below")
+    (black,) = [die for die in truth if np.hypot(die["center"][0] - 906, die["center"][1] - 515) < 5]
+    (found,) = matches(black, find_dice(image))
+    assert found.flags
