@@ -19,9 +19,10 @@ confirm, never propose. A read the classifier is less than sure of, and an ace, 
 again on the die's outline as the locator gave it (a misplaced top face shows part of another
 face) and, for the first, on a cut 0.85 times that outline (a side's pips in the crop add up
 to a bigger count) and over four turns of the face (part of a die cut as a die). Otherwise the
-answer is `None`: the die is flagged unreadable and re-rolled rather than guessed. A picture face (a paco toucan, a skull, an emblem) is only read when the
-calibration holds templates made by `teach`; an untaught picture is never counted. The rule in
-full, with its measured figures: models/README.md.
+answer is `None`: the die is flagged unreadable and re-rolled rather than guessed. A picture
+face (a paco toucan, a skull, an emblem) is only read when the calibration holds templates made
+by `teach`; an untaught picture is never counted. The rule in full, with its measured figures:
+models/README.md.
 """
 from __future__ import annotations
 
