@@ -1,7 +1,7 @@
 """The vision benchmark's scoring: a reader is credited exactly for what it got right."""
 from __future__ import annotations
 
-from companion.bench_vision import score_photo
+from companion.bench_vision import score_photo, synthetic_specs
 from vision import synth
 from vision.types import Die, Reading
 
@@ -59,3 +59,18 @@ def test_flagging_a_picture_face_is_right_only_until_it_is_taught():
     taught = [o for _, _, o in score_photo(truth, reading, taught=True)["outcomes"]]
     assert untaught == ["right"] * 6
     assert taught == ["flagged", "flagged", "right", "right", "right", "right"]
+
+
+def test_the_crowded_set_leaves_most_dice_touching_another():
+    # the set exists to measure the reader where players leave their dice: in touching clusters
+    specs = synthetic_specs("crowded", 2024, 100)
+    assert sum(s["n_dice"] for s in specs) >= 100
+    touching = total = 0
+    for spec in specs[:4]:
+        _, truth = synth.render_tray(**spec)
+        for die in truth:
+            others = [t for t in truth if t is not die]
+            touching += any(((die["center"][0] - t["center"][0]) ** 2 + (die["center"][1] - t["center"][1]) ** 2)
+                            ** 0.5 < 1.6 * die["size"] for t in others)
+            total += 1
+    assert touching >= 0.5 * total                                 # spread-out trays: about 1 in 10
