@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from companion.bench_vision import real_truth  # noqa: E402
-from train_faces import BYLER, byler_records, held_out  # noqa: E402
+from train_faces import BYLER, byler_records, export_probabilities, held_out  # noqa: E402
 from vision import detect, locate, synth  # noqa: E402
 
 CROP = 80            # training crop side, net input pixels (about five dice)
@@ -178,17 +178,8 @@ def fit(photos, seed: int, steps: int, batch: int):
 def export_onnx(net, path: str) -> None:
     import torch
 
-    class Probabilities(torch.nn.Module):
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, t):
-            return torch.sigmoid(self.inner(t))
-
-    torch.onnx.export(Probabilities(net).eval(), torch.zeros(1, 3, CROP, CROP), path, dynamo=False,
-                      input_names=["lab"], output_names=["centres"],
-                      dynamic_axes={"lab": {2: "h", 3: "w"}, "centres": {2: "h4", 3: "w4"}})
+    export_probabilities(net, torch.sigmoid, torch.zeros(1, 3, CROP, CROP), path, ("lab", "centres"),
+                         {"lab": {2: "h", 3: "w"}, "centres": {2: "h4", 3: "w4"}})
     check = detect.CentreModel(Path(path)).heatmap(np.full((64, 96, 3), 128, np.uint8))
     assert check.shape == (16, 24), check.shape
 

@@ -520,7 +520,9 @@ def fit_cnn(crops: np.ndarray, y: np.ndarray, seed: int, epochs: int):
     return net.eval()
 
 
-def export_onnx(net, path: str) -> None:
+def export_probabilities(net, squash, example, path: str, names: tuple[str, str], dynamic_axes: dict) -> None:
+    """Export `net` followed by `squash` (logits -> probabilities) to ONNX for cv2.dnn (the
+    detector's training script uses it too)."""
     import torch
 
     class Probabilities(torch.nn.Module):
@@ -529,12 +531,17 @@ def export_onnx(net, path: str) -> None:
             self.inner = inner
 
         def forward(self, t):
-            return torch.softmax(self.inner(t), 1)
+            return squash(self.inner(t))
 
-    model = Probabilities(net).eval()
-    torch.onnx.export(model, torch.zeros(1, 4, faces.CANON, faces.CANON), path, dynamo=False,
-                      input_names=["face"], output_names=["probabilities"],
-                      dynamic_axes={"face": {0: "n"}, "probabilities": {0: "n"}})
+    torch.onnx.export(Probabilities(net).eval(), example, path, dynamo=False,
+                      input_names=[names[0]], output_names=[names[1]], dynamic_axes=dynamic_axes)
+
+
+def export_onnx(net, path: str) -> None:
+    import torch
+
+    export_probabilities(net, lambda t: torch.softmax(t, 1), torch.zeros(1, 4, faces.CANON, faces.CANON), path,
+                         ("face", "probabilities"), {"face": {0: "n"}, "probabilities": {0: "n"}})
 
 
 def cmd_train(args) -> None:
