@@ -677,15 +677,29 @@ def _good_parts(parts: list[np.ndarray], expected: float, least_fill: float = 0.
 def _kmeans_parts(blob: _Blob, k: int, colour: np.ndarray) -> list[np.ndarray]:
     """The blob cut into k compact parts of one colour each: k-means over its pixels' positions
     and (smoothed, so pips do not count) colours."""
-    ys, xs = np.nonzero(blob.mask)
-    pts = np.column_stack([xs, ys, colour[ys, xs]]).astype(np.float32)
+    xs, ys, pts = _pixel_features(blob, colour)
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
     cv2.setRNGSeed(7)
     step = max(1, len(pts) // (KMEANS_POINTS_PER_DIE * k))   # fit on a sample, then label every pixel
     _, _, centres = cv2.kmeans(pts[::step], k, None, criteria, KMEANS_ATTEMPTS, cv2.KMEANS_PP_CENTERS)
-    labels = np.argmin((centres * centres).sum(1) - 2 * pts @ centres.T, axis=1)
+    return _labelled_parts(blob, xs, ys, _nearest_label(pts, centres), k)
+
+
+def _pixel_features(blob: _Blob, colour: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The blob's pixels (x, y in its box) and their features for cutting it: position and colour."""
+    ys, xs = np.nonzero(blob.mask)
+    return xs, ys, np.column_stack([xs, ys, colour[ys, xs]]).astype(np.float32)
+
+
+def _nearest_label(pts: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """Index of each point's nearest centre (squared distance, without the points' own norm)."""
+    return np.argmin((centres * centres).sum(1) - 2 * pts @ centres.T, axis=1)
+
+
+def _labelled_parts(blob: _Blob, xs: np.ndarray, ys: np.ndarray, labels: np.ndarray, count: int) -> list[np.ndarray]:
+    """One mask (the blob's box) per label 0..count-1."""
     parts = []
-    for label in range(k):
+    for label in range(count):
         part = np.zeros(blob.mask.shape, bool)
         part[ys[labels == label], xs[labels == label]] = True
         parts.append(part)
@@ -804,8 +818,7 @@ def _nearest_parts(blob: _Blob, centres: np.ndarray, colour: np.ndarray,
     """The blob cut into one part per centre, and the rest: each pixel within a die's reach of
     a centre (DIE_REACH) goes to the nearest by position and colour (a centre's colour: its
     die's, the median around it); the rest, in pieces bigger than a speck, is returned apart."""
-    ys, xs = np.nonzero(blob.mask)
-    pts = np.column_stack([xs, ys, colour[ys, xs]]).astype(np.float32)
+    xs, ys, pts = _pixel_features(blob, colour)
     core = (0.3 * expected) ** 2
     seeds = []
     for cx, cy in centres:
@@ -813,14 +826,10 @@ def _nearest_parts(blob: _Blob, centres: np.ndarray, colour: np.ndarray,
         body = colour[ys[near], xs[near]] if near.any() else colour[int(round(cy)), int(round(cx))][None]
         seeds.append(np.concatenate([[cx, cy], [_median(c) for c in body.T]]))
     seeds = np.asarray(seeds, np.float32)
-    labels = np.argmin((seeds * seeds).sum(1) - 2 * pts @ seeds.T, axis=1)
+    labels = _nearest_label(pts, seeds)
     reach = ((xs[:, None] - centres[:, 0]) ** 2 + (ys[:, None] - centres[:, 1]) ** 2).min(axis=1)
     labels[reach > (DIE_REACH * expected) ** 2] = len(seeds)
-    parts = []
-    for label in range(len(seeds) + 1):
-        part = np.zeros(blob.mask.shape, bool)
-        part[ys[labels == label], xs[labels == label]] = True
-        parts.append(part)
+    parts = _labelled_parts(blob, xs, ys, labels, len(seeds) + 1)
     count, pieces = cv2.connectedComponents(parts.pop().astype(np.uint8), connectivity=8)
     sizes = np.bincount(pieces.ravel(), minlength=count)
     rest = [pieces == i for i in range(1, count) if sizes[i] >= SPECK_AREA * expected * expected]
