@@ -446,14 +446,21 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
         pips = _count_pips(diff, dist, contrast)
         reads.append(_decide(crop, pips, p, templates, contrast))
         first_counts.append(pips)
+    turned_by_die: dict[int, np.ndarray] = {}
+
+    def turned(indices: list[int]) -> list[np.ndarray]:
+        """Each face's probabilities over four turns (`_turned_probabilities`), computed once."""
+        missing = [i for i in indices if i not in turned_by_die]
+        if missing:
+            inputs = np.stack([_net_input(*offsets[i]) for i in missing])
+            turned_by_die.update(zip(missing, _turned_probabilities(inputs)))
+        return [turned_by_die[i] for i in indices]
+
     refused = [i for i, read in enumerate(reads) if read.value is None]
-    if refused:
-        turned = _turned_probabilities(np.stack([_net_input(*offsets[i]) for i in refused]))
-        for i, p in zip(refused, turned):
-            value = _sure_value(p, first_counts[i], offsets[i][2])
-            if value is not None:
-                reads[i] = FaceRead(value, round(float(p[value]), 4), "pips")
-        turned_by_die = dict(zip(refused, turned))
+    for i, p in zip(refused, turned(refused)):
+        value = _sure_value(p, first_counts[i], offsets[i][2])
+        if value is not None:
+            reads[i] = FaceRead(value, round(float(p[value]), 4), "pips")
     for i in refused:
         count, layout_error = first_counts[i]
         if reads[i].value is None and _may_look_again(count, layout_error, int(np.argmax(probs[i]))):
@@ -464,8 +471,7 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
                     if read.kind == "pips" and read.value is not None and probs[i][read.value] < CONFIRM_PROB]
         if doubtful:  # the die's outline as given (cut without looking for its top face), and 0.85 times it
             checks = load_model().probabilities(np.stack([net_input(other_cuts(i)[k]) for i in doubtful for k in (0, 1)]))
-            turned = _turned_probabilities(np.stack([_net_input(*offsets[i]) for i in doubtful]))
-            for i, outline, inner, t in zip(doubtful, checks[0::2], checks[1::2], turned):
+            for i, outline, inner, t in zip(doubtful, checks[0::2], checks[1::2], turned(doubtful)):
                 seen_inside = int(np.argmax(inner))
                 if ((int(np.argmax(outline)) != reads[i].value and float(np.max(outline)) >= 0.5)
                         or t[reads[i].value] < SURE_PROB
