@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
+from vision.detect import die_centres
 from vision.types import CUT, EDGE, OUTSIDE, STACKED, UNREADABLE, Candidate, ImageError
 
 WORK_LONG_SIDE = 640          # pixels on the working copy's long side
@@ -789,8 +790,6 @@ def _cut_at_centres(blob: _Blob, centres: np.ndarray, colour: np.ndarray, expect
 def _detected_centres(blob: _Blob, expected: float, lab: np.ndarray) -> np.ndarray:
     """The die centres (N×2, x y in the blob's box) that `vision.detect` sees inside the blob,
     looking at the blob's box and half a die around it."""
-    from vision.detect import die_centres
-
     h, w = blob.mask.shape
     pad = int(np.ceil(0.5 * expected))
     y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
