@@ -125,9 +125,12 @@ def _ordered_quad(corners) -> np.ndarray:
     quad = np.asarray(corners, np.float32).reshape(4, 2)
     if not np.all(np.isfinite(quad)):
         raise ValueError("face corners must be 4 finite (x, y) points")
-    centre = quad.mean(0)
+    centre = quad.sum(0) / 4
     quad = quad[np.argsort(np.arctan2(quad[:, 1] - centre[1], quad[:, 0] - centre[0]))]
-    return np.roll(quad, -int(np.argmin(quad.sum(1))), axis=0)
+    return quad[_FROM[int(np.argmin(quad.sum(1)))]]
+
+
+_FROM = [np.arange(k, k + 4) % 4 for k in range(4)]  # the four corners in turn from corner k
 
 
 def top_face_quad(image_bgr: np.ndarray, corners) -> np.ndarray:
@@ -168,7 +171,7 @@ def _top_face(image_bgr: np.ndarray, quad: np.ndarray) -> np.ndarray:
         return quad
     s = min(max(w, h) * 1.04, side)  # shading rounds the face's edges off a little
     half = s / 2
-    cx, cy = np.clip(cx, half, side - half), np.clip(cy, half, side - half)  # stay inside the outline
+    cx, cy = min(max(cx, half), side - half), min(max(cy, half), side - half)  # stay inside the outline
     box = cv2.boxPoints(((cx, cy), (s, s), angle)).astype(np.float32)
     back = cv2.perspectiveTransform(box[None], np.linalg.inv(matrix))[0]
     return _ordered_quad(back)
@@ -290,8 +293,9 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
         return 0, 1.0
     elongation = _elongations(labels, n, centroids)
     unit = float(side * side)
-    x, y, w, h, area = (stats[1:, i].astype(np.float32) for i in range(5))
-    cx, cy = centroids[1:, 0] / side, centroids[1:, 1] / side
+    x, y, w, h, area = stats[1:].T.astype(np.float32)
+    centres = centroids[1:] / side
+    cx, cy = centres[:, 0], centres[:, 1]
     touches_rim = (x <= 0) | (y <= 0) | (x + w >= side) | (y + h >= side)
     central = (np.abs(cx - 0.5) < 0.4) & (np.abs(cy - 0.5) < 0.4)
     visible = (area >= unit * 0.004) & ~touches_rim & central
@@ -306,24 +310,23 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
     count = int(pips.sum())
     if count > 6:
         return count, 1.0
-    error = _layout_error(np.stack([cx[pips], cy[pips]], 1), area[pips] / unit)
+    error = _layout_error(centres[pips], area[pips] / unit)
     if stray:  # a mark that is no pip: a picture, a swirl, a glare streak
         error = max(error, 0.5 + 0.1 * stray)
     if count >= 2:  # one paint for every pip: a blob of another colour is a swirl, not a pip
-        which = labels.ravel()
-        sizes = np.maximum(np.bincount(which, minlength=n), 1)[1:][pips]
-        paint = np.stack([np.bincount(which, diff[..., c].ravel(), n)[1:][pips] for c in range(3)], 1)
-        paint /= sizes[:, None]
+        by_channel = (labels.reshape(-1, 1) * 3 + _CHANNELS).ravel()  # each pixel's label, per colour channel
+        paint = np.bincount(by_channel, diff.ravel(), 3 * n).reshape(n, 3)[1:][pips]
+        paint /= stats[1:, 4][pips, None]
         spread = float(np.sqrt(((paint[:, None] - paint[None]) ** 2).sum(-1)).max())
         if spread > MAX_PAINT_SPREAD * float(np.sqrt((paint ** 2).sum(1)).mean()):
             error = max(error, 0.6)
     if count in (2, 4):  # a faint middle pip (glare on it) would make this a 3 or a 5
-        centre = np.array([cx[pips].mean(), cy[pips].mean()])
+        centre = np.array([cx[pips].sum() / count, cy[pips].sum() / count])
         if _marked(scaled, centre, level):
             error = AMBIGUOUS
     if count == 4:  # faint marks halfway along two opposite sides would make it a 6
-        corners = np.stack([cx[pips], cy[pips]], 1)
-        corners = corners[np.argsort(np.arctan2(*(corners - corners.mean(0)).T[::-1]))]
+        corners = centres[pips]
+        corners = corners[np.argsort(np.arctan2(*(corners - corners.sum(0) / 4).T[::-1]))]
         halfway = [_marked(scaled, (corners[k] + corners[(k + 1) % 4]) / 2, level) for k in range(4)]
         if (halfway[0] and halfway[2]) or (halfway[1] and halfway[3]):
             error = AMBIGUOUS
@@ -334,13 +337,16 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
     return count, min(error, 1.0)
 
 
+_CHANNELS = np.arange(3)
+
+
 def _marked(scaled: np.ndarray, point, level: float) -> bool:
     """Whether the 3x3 pixels around `point` (in face units) carry a mark of at least
     MAX_MIDDLE_MARK times the pip cut `level`: a pip too faint to pass the cut itself."""
     side = scaled.shape[0]
     x, y = (int(round(v * side - 0.5)) for v in point)
     spot = scaled[max(y - 1, 0):y + 2, max(x - 1, 0):x + 2].astype(np.float32)
-    return bool(spot.size) and float(spot.mean()) > MAX_MIDDLE_MARK * level
+    return bool(spot.size) and float(spot.sum() / spot.size) > MAX_MIDDLE_MARK * level
 
 
 def _elongations(labels: np.ndarray, n: int, centroids: np.ndarray) -> np.ndarray:
@@ -360,8 +366,8 @@ def _elongations(labels: np.ndarray, n: int, centroids: np.ndarray) -> np.ndarra
 
 def _layout_error(pts: np.ndarray, areas: np.ndarray) -> float:
     """How far the pip centres (in face units) are from the real pattern with that many pips."""
-    centre_offset = float(np.abs(pts.mean(0) - 0.5).max())
     count = len(pts)
+    centre_offset = float(np.abs(pts.sum(0) / count - 0.5).max())
     if count == 1:
         return min(1.0, max(0.0, centre_offset - 0.15) * 3)
     if areas.max() > 0.07:
