@@ -166,6 +166,19 @@ def test_white_dice_on_the_white_board_are_found_by_their_pips(byler_truth, name
     assert exact or any(c.flags for c in found)
 
 
+def test_a_pale_die_whose_pips_lie_closer_than_their_ring_is_found_by_its_pips(byler_truth):
+    # a cream die showing a 6 on the white board (byler train): its rows of pips lie so close
+    # that each pip's ring of eight test points touches a neighbour; it was missed and the
+    # photo read `ok` one die short
+    row = next(r for r in byler_truth if r["image"].endswith("IMG_20191209_095647.jpg"))
+    assert row["split"] == "train"
+    found = find_dice(cv2.imread(row["path"]))
+    for die in row["dice"]:
+        x, y, w, h = die["bbox"]
+        inside = [c for c in found if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h]
+        assert len(inside) == 1, f"die at {die['bbox']} found {len(inside)} times"
+
+
 def test_candidates_closer_than_a_die_side_are_flagged_stacked():
     # two dice lying flat cannot overlap: centres closer than a side mean one die on another
     # (or one die cut in two), so both are flagged instead of counted
