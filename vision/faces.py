@@ -473,6 +473,11 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
             cuts = (lambda i=i: other_cuts(i)) if other_cuts else list
             reads[i] = _second_look(crops[i], probs[i], turned_by_die[i], cuts) or reads[i]
     if other_cuts:
+        still = [i for i in refused if reads[i].value is None and reads[i].kind == "pips"
+                 and int(np.argmax(probs[i])) != OTHER_CLASS]
+        for i, read in zip(still, _agree_on_other_cuts([probs[i] for i in still], [first_counts[i] for i in still],
+                                                         [other_cuts(i) for i in still])):
+            reads[i] = read or reads[i]
         doubtful = [i for i, read in enumerate(reads)
                     if read.kind == "pips" and read.value is not None and probs[i][read.value] < CONFIRM_PROB]
         if doubtful:  # the die's outline as given (cut without looking for its top face), and 0.85 times it
@@ -487,6 +492,42 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
             if read.value == 1 and read.kind == "pips" and not _ace_stands_alone(other_cuts(i)):
                 reads[i] = FaceRead(None, 0.0, "pips")
     return reads
+
+
+def _agree_on_other_cuts(probs: list[np.ndarray], first_counts: list[tuple[int, float]],
+                         cuts: list[list[np.ndarray]]) -> list[FaceRead | None]:
+    """For faces still refused: both cues agreeing, as on the top-face crop (`_decide`), on a cut
+    0.85 times the die's outline or on the outline as given, on the count the classifier put
+    first on the top-face crop. A top face found a little too big holds a side's pips and one
+    found off-centre clips a pip; a cut of another size may show the face whole.
+
+    The pip counter vetoes as everywhere else: a clean pattern of more pips on any of the three
+    cuts (a pip fades, none appears), or, for a 2 or 4, a faint mark where a 3's or 5's middle
+    pip would be (a dark die's dim middle pip). The checks on every read (`read_crops`) still
+    follow."""
+    if not probs:
+        return []
+    tried = [_canonical(die_cuts[k]) for die_cuts in cuts for k in (1, 0)]
+    offsets = [_colour_offsets(c) for c in tried]
+    counts = [_count_pips(*o) for o in offsets]
+    again = load_model().probabilities(np.stack([_net_input(*o) for o in offsets]))
+    reads = []
+    for i, p in enumerate(probs):
+        expected = int(np.argmax(p))
+        looks = [first_counts[i], counts[2 * i], counts[2 * i + 1]]
+        if any(_vetoes(count, layout_error, expected) for count, layout_error in looks):
+            reads.append(None)
+            continue
+        agreed = (_decide(tried[k], counts[k], again[k], [], offsets[k][2]) for k in (2 * i, 2 * i + 1))
+        reads.append(next((read for read in agreed if read.value == expected), None))
+    return reads
+
+
+def _vetoes(count: int, layout_error: float, expected: int) -> bool:
+    """Whether the pip counter's look rules out `expected` pips: a clean pattern of more pips,
+    or, for a 2 or 4, a faint mark where a 3's or 5's middle pip would be."""
+    middle_mark = expected in (2, 4) and layout_error in (AMBIGUOUS, FAINT_MIDDLE)
+    return (count > expected and layout_error <= MAX_LAYOUT_ERROR) or middle_mark
 
 
 def _ace_stands_alone(cuts: list[np.ndarray]) -> bool:
