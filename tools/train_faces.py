@@ -333,14 +333,25 @@ def locator_samples(records: list[dict], variants: int, rng) -> tuple[list[np.nd
     for record in records:
         img = cv2.imread(str(BYLER / record["image"]))
         for die, cand in matched_candidates(img, record):
-            outline = np.asarray(cand.corners, np.float32)
-            fs = float(np.linalg.norm(outline[0] - outline[1]))
-            for v in range(variants):
-                source = img if v == 0 or rng.random() < 0.5 else img[..., rng.permutation(3)]
-                loose = outline if v == 0 else _jitter_quad(rng, outline, fs, 0.5)
-                crops.append(faces.face_crop(source, loose, "below" if v % 2 else "above"))
-                labels.append(die["face"])
+            crops += _jittered_crops(rng, img, cand, variants, None)
+            labels += [die["face"]] * variants
     return crops, labels
+
+
+def _jittered_crops(rng, image: np.ndarray, cand: Candidate, variants: int, view: str | None) -> list[np.ndarray]:
+    """`variants` face crops of one locator candidate: as found, then with its outline jittered.
+    `view` None: a real photo, so half the jittered crops also swap colour channels and every
+    other one is mirrored (as the `below` view is)."""
+    outline = np.asarray(cand.corners, np.float32)
+    fs = float(np.linalg.norm(outline[0] - outline[1]))
+    crops = []
+    for v in range(variants):
+        source = image
+        if view is None and v and rng.random() >= 0.5:
+            source = image[..., rng.permutation(3)]
+        loose = outline if v == 0 else _jitter_quad(rng, outline, fs, 0.5)
+        crops.append(faces.face_crop(source, loose, view or ("below" if v % 2 else "above")))
+    return crops
 
 
 def synth_samples(rng, per_class: int) -> tuple[list[np.ndarray], list[int]]:
@@ -409,12 +420,8 @@ def synth_locator_samples(rng, trays: int, first_seed: int, variants: int):
         record = {"dice": [{"bbox": d["bbox"], "face": OTHER if d["picture"] else d["seen"]}
                            for d in truth if not d["flags"]]}
         for die, cand in matched_candidates(image, record):
-            outline = np.asarray(cand.corners, np.float32)
-            fs = float(np.linalg.norm(outline[0] - outline[1]))
-            for v in range(variants):
-                loose = outline if v == 0 else _jitter_quad(rng, outline, fs, 0.5)
-                crops.append(faces.face_crop(image, loose, view))
-                labels.append(die["face"])
+            crops += _jittered_crops(rng, image, cand, variants, view)
+            labels += [die["face"]] * variants
     return crops, labels
 
 
