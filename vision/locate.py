@@ -21,8 +21,8 @@ to `check` instead of being counted short. Dice the colour foreground misses (a 
 die on a white board) are found by their pips: dark round spots in groups no wider than a face,
 ringed by an outline; a black die against a dim room seen from below is found by its light pips
 (specks too small for a die), its faint outline standing out from the even room just around it;
-two or more light pips on an even dark face with no outline at all are reported flagged, as is
-a die-sized square blob whose marks are too faint to count as a face's (dim pips). Dice touching
+light pips (even an ace's one) on an even dark face with no outline at all are reported flagged,
+as is a die-sized square blob whose marks are too faint to count as a face's (dim pips). Dice touching
 corner to corner in a straight row fill their rectangle like a rim or a ruler: a band as wide
 as a die is cut like a cluster, every part flagged.
 The usual die size comes from the square blobs no smaller than the smallest die, with detail at
@@ -1023,10 +1023,10 @@ def _pip_dice(lab: np.ndarray, expected: float, free_dark: np.ndarray, free_ligh
             ring_edges = float(grad[ring > 0].mean()) if ring.any() else 0.0
             if ring_edges < RING_EDGE * grad_level and (dark or not _outline_stands_out(
                     grad, centre, side, ring_edges, grad_level)):
-                if dark or flags or len(members) < 2 or not _plain_face(lum, centre, side, angle, dark):
+                if dark or flags or not _plain_face(lum, centre, side, angle, dark):
                     continue
-                # two or more light pips on an even dark face whose outline is lost in the dark
-                # room behind it: a black die seen from below, maybe; flagged, not dropped
+                # light pips (even one, an ace's) on an even dark face whose outline is lost in
+                # the dark room behind it: a black die seen from below, maybe; flagged, not dropped
                 flags = (UNREADABLE,)
             if not flags and not _plain_face(lum, centre, side, angle, dark):
                 continue  # marks everywhere: a textured table (wood grain, print), not a die's face
@@ -1054,7 +1054,8 @@ def _outline_stands_out(grad: np.ndarray, centre, side: float, ring_edges: float
 def _pips(lum: np.ndarray, response: np.ndarray, threshold: float, pip: float, allowed: np.ndarray,
           dark: bool) -> np.ndarray:
     """Centres (x, y) of pips: peaks of the centre-surround `response` that are darker (or
-    lighter) than the face all round them (a step edge differs on one side only). N×2."""
+    lighter) than the face all round them, but where a neighbouring pip lies (a step edge
+    differs on one side only). N×2."""
     size = 2 * int(1.5 * pip) + 1
     peaks = (response > threshold) & (response >= cv2.dilate(response, np.ones((size, size), np.uint8))) & allowed
     ys, xs = np.nonzero(peaks)
