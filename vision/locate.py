@@ -39,6 +39,7 @@ Coordinates in the returned candidates are in the original photo's pixels.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import cv2
 import numpy as np
@@ -122,9 +123,15 @@ class _Blob:
     x0: int
     y0: int
 
-    @property
+    @cached_property
     def area(self) -> int:
         return int(self.mask.sum())
+
+    @cached_property
+    def inner(self) -> np.ndarray:
+        """The blob's inside, pip-sized holes included, its outline eroded away: where `_detail`
+        measures marks (for two blurs, and for the size survey and the split alike)."""
+        return cv2.erode(_with_pips(self.mask), np.ones((5, 5), np.uint8)).astype(bool)
 
 
 def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
@@ -972,7 +979,7 @@ def _detail(blob: _Blob, lum: np.ndarray, blur: float) -> float | None:
     """Spread (Lab L, 3-97 %) of the blob's inside (pip-sized holes included) less its blur at
     `blur` blob sides; None when the blob is too thin to have an inside."""
     h, w = blob.mask.shape
-    inner = cv2.erode(_with_pips(blob.mask), np.ones((5, 5), np.uint8)).astype(bool)
+    inner = blob.inner
     if inner.sum() < 10:
         return None
     crop = lum[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w].astype(np.float32)
