@@ -15,7 +15,9 @@ is sure of a count the counter does not contradict with a clean count of its own
 very sure classifier outweighs a counter that sees fewer pips; an ace also needs the counter's
 one centred pip); or, for what is still refused, when the counter's second look (other
 thresholds, colour maps and cuts of the die) finds exactly the classifier's count: it can
-confirm, never propose. A read the classifier is less than sure of, and an ace, is checked
+confirm, never propose; or when both cues agree on another cut of the die (0.85 times its
+outline, or the outline as given) on the classifier's first choice, no cut showing the counter
+more pips. A read the classifier is less than sure of, and an ace, is checked
 again on the die's outline as the locator gave it (a misplaced top face shows part of another
 face) and, for the first, on a cut 0.85 times that outline (a side's pips in the crop add up
 to a bigger count) and over four turns of the face (part of a die cut as a die). Otherwise the
