@@ -1,29 +1,38 @@
-"""Train (and evaluate) the dice-centre heatmap net shipped in models/dice_centres.onnx.
+"""Train (and evaluate) the dice detector shipped in models/dice_centres.onnx: die centres, each
+die's side, stacked and on-edge flags, and the die body mask.
 
 Optional extra, not needed at runtime (`vision.detect` runs the exported model with OpenCV's dnn
 module). Training needs torch and onnx, kept out of the project's dependencies:
 
     python3 -m venv /tmp/trainvenv
-    /tmp/trainvenv/bin/pip install torch onnx numpy opencv-python-headless
+    /tmp/trainvenv/bin/pip install torch==2.13.0 onnx numpy opencv-python-headless
     nice /tmp/trainvenv/bin/python tools/train_detector.py train     # writes models/dice_centres.onnx
     nice .venv/bin/python tools/train_detector.py evaluate           # held-out figures for the model card
+
+The trunk and the centre head are kept, frozen, from the shipped model (`--trunk`, read back from
+its ONNX file): the centres the locator relies on do not move when the other heads are retrained.
+They were trained by this script's earlier version (git history, commit 15fc5c2: the same data
+without the stacked/edge trays, CenterNet's focal loss on a Gaussian bump at each centre).
 
 Training data (seeded; the defaults reproduce the shipped model):
 * the byler-d6 photos of the author's TRAIN split only (`../shared/data/byler-d6/`), less every
   fifth photo (`train_faces.held_out`, kept to check thresholds), each also framed as a phone
-  photo (`vision.synth.phone_framed`); a die's centre is its loose truth box's centre;
-* `vision.synth.render_tray` trays (exact centres): plain and hard, touching clusters, stacked
-  pairs, both views, Pi-camera and phone sizes.
+  photo (`vision.synth.phone_framed`); a die's side and body come from the square segmented in
+  its loose box (`train_faces.byler_quad`), learned with lower weight; all its dice lie flat;
+* `vision.synth.render_tray` trays (exact truth): plain and hard, touching clusters, stacked
+  pairs, both views, Pi-camera and phone sizes; and trays of 6-14 dice with 1-3 stacked pairs
+  and 0-2 dice on their edge (the flags' positives).
 Each photo is shrunk the way `vision.locate` does it and scaled so that the locator's usual die
 side (`locate._survey`) becomes `detect.SIDE` pixels, exactly as at runtime. The net sees random
-crops, turned, mirrored, rescaled a little, with colour channels swapped, and learns a Gaussian
-bump (CenterNet's focal loss) at every die's centre, on a grid of `detect.STRIDE` pixels.
+crops, turned, mirrored, rescaled a little, with colour channels swapped, and learns each die's
+side and flags near its centre and every pixel's body/not-body.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -34,42 +43,116 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from companion.bench_vision import real_truth  # noqa: E402
-from train_faces import BYLER, byler_records, export_probabilities, held_out  # noqa: E402
+from train_faces import BYLER, byler_quad, byler_records, held_out  # noqa: E402
 from vision import detect, locate, synth  # noqa: E402
 
 CROP = 80            # training crop side, net input pixels (about five dice)
-SIGMA = 1.0          # Gaussian bump's sigma, heatmap cells
+SIGMA = 1.0          # how fast a die's side and flags fade from its centre: Gaussian sigma, cells
 SYNTH_SEED = 9_000_000   # first synthetic tray seed (far from the benchmark's and the tests')
+SPECIAL_SEED = 9_500_000  # first synthetic tray seed with dice stacked and on their edge
+BYLER_SIDE_WEIGHT = 0.2   # byler's sides come from loose boxes: an approximate truth
+BYLER_BODY_WEIGHT = 0.5   # byler's body mask: the segmented inner square and the board far from dice
+ATTRIBUTE_REACH = 1.5     # cells around a die's centre where its side and flags are learned
+SPECIAL_PICK = 6.0        # a stacked or edge die is that much likelier to centre a crop than a flat one
+
+FLAT, UPPER, LOWER, EDGE = 0, 1, 2, 3   # a die's kind in the training truth
 
 
-def scaled_photo(image: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(BGR photo scaled so the locator's usual die is detect.SIDE px, centres in its pixels), as
-    `vision.locate` + `vision.detect` see it at runtime; None when the locator finds no dice."""
+@dataclass
+class Photo:
+    """One training or checking photo, scaled as the net sees it at runtime, with its truth."""
+    name: str
+    image: np.ndarray        # BGR, usual die = detect.SIDE px
+    centres: np.ndarray      # N×2
+    sides: np.ndarray        # N, top-face sides
+    kinds: np.ndarray        # N, FLAT UPPER LOWER EDGE
+    body: np.ndarray         # uint8 0/255: die body (top face and visible sides)
+    known: np.ndarray        # uint8 0/255: where the body mask is known
+    side_weight: float
+    body_weight: float
+
+
+def scaled_photo(image: np.ndarray):
+    """(BGR photo scaled so the locator's usual die is detect.SIDE px, the map of the photo's
+    points into it, its scale factor) as `vision.locate` + `vision.detect` see it at runtime;
+    None when the locator finds no dice."""
     view, _, _, expected = locate._survey(image)
     f = detect.SIDE / expected
     small = cv2.resize(view.small, None, fx=f, fy=f, interpolation=cv2.INTER_AREA if f < 1 else cv2.INTER_LINEAR)
-    work = (np.asarray(centres, np.float32) + 0.5) * view.scale - 0.5
-    return small, (work + 0.5) * f - 0.5
+
+    def to_small(points):
+        work = (np.asarray(points, np.float32) + 0.5) * view.scale - 0.5
+        return (work + 0.5) * f - 0.5
+
+    return small, to_small, view.scale * f
 
 
-def byler_photos(names_ok) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """(name, scaled photo, centres) for byler-d6 TRAIN photos whose names pass `names_ok`, each
-    as taken and framed as a phone photo."""
+def fill(shape, polygons) -> np.ndarray:
+    mask = np.zeros(shape[:2], np.uint8)
+    for poly in polygons:
+        cv2.fillPoly(mask, [np.round(np.asarray(poly) * 4).astype(np.int32)], 255, cv2.LINE_AA, 2)
+    return mask
+
+
+def byler_photos(names_ok) -> list[Photo]:
+    """byler-d6 TRAIN photos whose names pass `names_ok`, each as taken and framed as a phone
+    photo. A die's centre is its loose box's centre; its side and body, the square segmented in
+    the box (`train_faces.byler_quad`); the body mask is known only on that square's inner part
+    and on the board away from every box."""
     out = []
     for record in byler_records("train"):
         name = Path(record["image"]).name
         if not names_ok(name):
             continue
         image = cv2.imread(str(BYLER / record["image"]))
-        centres = np.array([d["center"] for d in real_truth(record)], np.float32).reshape(-1, 2)
-        out.append((name, *scaled_photo(image, centres)))
+        dice = real_truth(record)
+        centres = np.array([d["center"] for d in dice], np.float32).reshape(-1, 2)
+        quads = [byler_quad(image, d["bbox"]) for d in dice]
+        boxes = [np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], np.float32)
+                 for x, y, w, h in (d["bbox"] for d in dice)]
         big, scale, pad = synth.phone_framed(image)
-        out.append((name + "@phone", *scaled_photo(big, centres * scale + [pad, 0])))
+        for suffix, photo, k0, shift in [("", image, 1.0, 0), ("@phone", big, scale, pad)]:
+            small, to_small, k = scaled_photo(photo)
+
+            def move(points, k0=k0, shift=shift, to_small=to_small):
+                return to_small(np.asarray(points, np.float32) * k0 + np.float32([shift, 0]))
+
+            inner = [move(q.mean(axis=0) + 0.8 * (q - q.mean(axis=0))) for q in quads]
+            wide = [move(b.mean(axis=0) + 1.25 * (b - b.mean(axis=0))) for b in boxes]
+            body = fill(small.shape, inner)
+            known = np.where(fill(small.shape, wide) > 0, body, 255).astype(np.uint8)
+            sides = np.array([np.linalg.norm(q[1] - q[0]) for q in quads], np.float32) * k0 * k
+            out.append(Photo(name + suffix, small, move(centres), sides, np.full(len(dice), FLAT),
+                             body, known, BYLER_SIDE_WEIGHT, BYLER_BODY_WEIGHT))
     return out
 
 
-def synth_photos(first: int, count: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """(name, scaled photo, centres) for seeded synthetic trays of many kinds."""
+def tray_photo(name: str, image: np.ndarray, truth) -> Photo:
+    """A synthetic tray with its exact truth. A die's body is the hull of its top face and of its
+    far face (the top face moved to the far corner of its box: the sides the camera sees)."""
+    small, to_small, k = scaled_photo(image)
+    bodies, kinds = [], []
+    stacked_seen = 0
+    for die in truth:
+        corners = np.array(die["corners"], np.float32)
+        x, y, w, h = die["bbox"]
+        lo, hi = corners.min(axis=0), corners.max(axis=0)
+        reach_lo, reach_hi = np.float32([x, y]) - lo, np.float32([x + w, y + h]) - hi
+        shift = np.where(-reach_lo > reach_hi, reach_lo, reach_hi)
+        bodies.append(to_small(cv2.convexHull(np.vstack([corners, corners + shift])).reshape(-1, 2)))
+        if "stacked" in die["flags"]:
+            kinds.append(UPPER if stacked_seen % 2 else LOWER)   # render_tray lists a pair lower, upper
+            stacked_seen += 1
+        else:
+            kinds.append(EDGE if "edge" in die["flags"] else FLAT)
+    centres = to_small(np.array([d["center"] for d in truth], np.float32).reshape(-1, 2))
+    sides = np.array([d["size"] for d in truth], np.float32) * k
+    return Photo(name, small, centres, sides, np.array(kinds, int), fill(small.shape, bodies),
+                 np.full(small.shape[:2], 255, np.uint8), 1.0, 1.0)
+
+
+def synth_photos(first: int, count: int) -> list[Photo]:
+    """Seeded synthetic trays of many kinds."""
     out = []
     for seed in range(first, first + count):
         rng = np.random.default_rng(seed)
@@ -79,32 +162,56 @@ def synth_photos(first: int, count: int) -> list[tuple[str, np.ndarray, np.ndarr
                 "stacked": int(rng.integers(0, 3)) if kind == 3 else 0}
         if seed % 5 == 4:
             args["size"] = synth.PHONE
-        image, truth = synth.render_tray(**args)
-        centres = np.array([d["center"] for d in truth], np.float32).reshape(-1, 2)
-        out.append((f"synth{seed}", *scaled_photo(image, centres)))
+        out.append(tray_photo(f"synth{seed}", *synth.render_tray(**args)))
     return out
 
 
-def target(centres: np.ndarray, cells: int) -> np.ndarray:
-    """Heatmap target: a Gaussian bump at each centre, 1 at its nearest cell."""
-    heat = np.zeros((cells, cells), np.float32)
-    ys, xs = np.mgrid[0:cells, 0:cells]
-    for x, y in (centres + 0.5) / detect.STRIDE - 0.5:
-        if -1 <= x <= cells and -1 <= y <= cells:
-            heat = np.maximum(heat, np.exp(-((xs - x) ** 2 + (ys - y) ** 2) / (2 * SIGMA ** 2)))
-            ix, iy = int(round(x)), int(round(y))
-            if 0 <= ix < cells and 0 <= iy < cells:
-                heat[iy, ix] = 1.0
-    return heat
+def special_photos(first: int, count: int) -> list[Photo]:
+    """Seeded synthetic trays of 6-14 dice, 1-3 pairs stacked and 0-2 dice on their edge among
+    touching dice: the cases the stacked and on-edge heads learn."""
+    out = []
+    for seed in range(first, first + count):
+        rng = np.random.default_rng(seed)
+        args = {"seed": seed, "n_dice": int(rng.integers(6, 15)), "view": ("above", "below")[seed % 3 == 2],
+                "hard": seed % 2 == 0, "clusters": 0.7, "stacked": int(rng.integers(1, 4)),
+                "edge": int(rng.integers(0, 3))}
+        if seed % 5 == 4:
+            args["size"] = synth.PHONE
+        try:
+            out.append(tray_photo(f"special{seed}", *synth.render_tray(**args)))
+        except ValueError:
+            continue   # no room on this tray for so many dice
+    return out
 
 
-def sample(rng, photo: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One augmented training crop (Lab, CROP×CROP) and its heatmap target."""
+def targets(centres: np.ndarray, sides: np.ndarray, kinds: np.ndarray, cells: int) -> np.ndarray:
+    """Per-cell targets and weights (6 × cells × cells): the side, stacked and on-edge targets of
+    the nearest die within ATTRIBUTE_REACH cells of a cell, each followed by its weight (a
+    Gaussian of the distance, 0 farther). Both dice of a stacked pair are `stacked`."""
+    out = np.zeros((6, cells, cells), np.float32)
+    if len(centres):
+        ys, xs = np.mgrid[0:cells, 0:cells]
+        grid = (centres + 0.5) / detect.STRIDE - 0.5
+        d2 = (xs[None] - grid[:, 0, None, None]) ** 2 + (ys[None] - grid[:, 1, None, None]) ** 2
+        nearest = d2.argmin(axis=0)
+        weight = np.exp(-d2.min(axis=0) / (2 * SIGMA ** 2)) * (d2.min(axis=0) <= ATTRIBUTE_REACH ** 2)
+        kind = kinds[nearest]
+        out[0], out[1] = detect.side_to_head(sides[nearest]), weight
+        out[2], out[3] = (kind == UPPER) | (kind == LOWER), weight
+        out[4], out[5] = kind == EDGE, weight
+    return out
+
+
+def sample(rng, photo: Photo):
+    """One augmented training crop (Lab, CROP×CROP), its per-cell targets, and its body mask's
+    target and weight (CROP / BODY_STRIDE square)."""
     zoom = float(np.exp(rng.uniform(np.log(0.85), np.log(1.18))))
     reach = CROP / zoom
-    h, w = photo.shape[:2]
+    h, w = photo.image.shape[:2]
+    centres = photo.centres
     if len(centres) and rng.random() < 0.75:
-        cx, cy = centres[rng.integers(len(centres))] + rng.uniform(-reach / 3, reach / 3, 2)
+        odds = np.where(photo.kinds == FLAT, 1.0, SPECIAL_PICK)
+        cx, cy = centres[rng.choice(len(centres), p=odds / odds.sum())] + rng.uniform(-reach / 3, reach / 3, 2)
     else:
         cx, cy = rng.uniform(0, w), rng.uniform(0, h)
     angle = float(rng.choice([0, 90, 180, 270]))
@@ -113,7 +220,9 @@ def sample(rng, photo: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.
     if rng.random() < 0.5:
         m[0] = -m[0]
         m[0, 2] += CROP - 1
-    crop = cv2.warpAffine(photo, m, (CROP, CROP), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    crop = cv2.warpAffine(photo.image, m, (CROP, CROP), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    masks = cv2.warpAffine(np.dstack([photo.body, photo.known, photo.known]), m, (CROP, CROP),
+                           flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
     moved = centres @ m[:, :2].T + m[:, 2] if len(centres) else centres
     if rng.random() < 0.5:
         crop = crop[..., rng.permutation(3)]
@@ -121,88 +230,172 @@ def sample(rng, photo: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.
     if rng.random() < 0.3:
         crop = cv2.GaussianBlur(crop, (0, 0), rng.uniform(0.3, 1.0))
     lab = cv2.cvtColor(crop, cv2.COLOR_BGR2LAB)
-    return detect.net_input(lab)[0], target(moved, CROP // detect.STRIDE)
+    cells = targets(moved, photo.sides * zoom, photo.kinds, CROP // detect.STRIDE)
+    cells[1] *= photo.side_weight
+    body = cv2.resize(masks[..., :2], (CROP // detect.BODY_STRIDE,) * 2, interpolation=cv2.INTER_AREA) / 255.0
+    body[..., 1] = (body[..., 1] > 0.99) * photo.body_weight
+    return detect.net_input(lab)[0], cells, body.transpose(2, 0, 1).astype(np.float32)
 
 
-def build_net():
+TRUNK = [(3, 16, 2, 1), (16, 24, 1, 1), (24, 32, 2, 1), (32, 32, 1, 1), (32, 32, 1, 2), (32, 32, 1, 4)]
+"""The centre detector's trunk: (inputs, outputs, stride, dilation) of each 3×3 convolution."""
+
+
+def trunk_weights(path: Path) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(weight, bias) of the trunk's convolutions (batch-norm folded in) and of the centre head,
+    read from an exported model (the first six convolutions in the graph, then the 32 -> 1 one)."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(path)).graph
+    init = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    convs = [(init[n.input[1]], init[n.input[2]]) for n in graph.node if n.op_type == "Conv"]
+    trunk = convs[:len(TRUNK)]
+    if [w.shape for w, _ in trunk] != [(o, i, 3, 3) for i, o, _, _ in TRUNK]:
+        raise ValueError(f"{path}: its first convolutions are not the centre detector's trunk")
+    centre = [c for c in convs if c[0].shape == (1, 32, 1, 1)]
+    if len(centre) != 1:
+        raise ValueError(f"{path}: no single centre head (32 -> 1)")
+    return trunk + centre
+
+
+def build_net(frozen: list[tuple[np.ndarray, np.ndarray]]):
+    """The shipped centre detector's trunk and centre head, frozen (their weights `frozen`: the
+    centres stay exactly as the locator knows them), plus what is learned here: a branch at 1/2
+    resolution (the trunk's 1/2-size features and its 1/4-size ones brought up) giving the body
+    mask, and at 1/4 the side, stacked and on-edge heads (trunk features and the 1/2 branch's,
+    pooled)."""
+    import torch
     from torch import nn
 
     def conv(inputs: int, outputs: int, stride: int = 1, dilation: int = 1) -> list:
         return [nn.Conv2d(inputs, outputs, 3, stride, padding=dilation, dilation=dilation, bias=False),
                 nn.BatchNorm2d(outputs), nn.ReLU()]
 
-    return nn.Sequential(*conv(3, 16, 2), *conv(16, 24), *conv(24, 32, 2),
-                         *conv(32, 32), *conv(32, 32, dilation=2), *conv(32, 32, dilation=4),
-                         nn.Conv2d(32, 1, 1))
+    def fixed(layers, weights):
+        for layer, (w, b) in zip(layers, weights):
+            layer.weight.data = torch.from_numpy(w.copy())
+            layer.bias.data = torch.from_numpy(b.copy())
+            layer.requires_grad_(False)
+        return layers
+
+    class Detector(nn.Module):
+        def __init__(self):
+            super().__init__()
+            trunk = fixed([nn.Conv2d(i, o, 3, s, padding=d, dilation=d) for i, o, s, d in TRUNK], frozen)
+            self.halves = nn.Sequential(trunk[0], nn.ReLU(), trunk[1], nn.ReLU())
+            self.quarters = nn.Sequential(*(m for layer in trunk[2:] for m in (layer, nn.ReLU())))
+            self.centre = fixed([nn.Conv2d(32, 1, 1)], frozen[-1:])[0]
+            self.squeeze = nn.Sequential(nn.Conv2d(32, 16, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU())
+            self.up = nn.Upsample(scale_factor=2, mode="nearest")
+            self.fine = nn.Sequential(*conv(24 + 16, 16), *conv(16, 16, dilation=2))
+            self.body = nn.Conv2d(16, 1, 1)
+            self.pool = nn.AvgPool2d(2)
+            self.coarse = nn.Sequential(*conv(32 + 16, 32), *conv(32, 32, dilation=2),
+                                        nn.Conv2d(32, len(detect.HEADS) - 1, 1))
+
+        def forward(self, x):
+            half = self.halves(x)
+            quarter = self.quarters(half)
+            centre = self.centre(quarter)
+            fine = self.fine(torch.cat([half, self.up(self.squeeze(quarter))], 1))
+            others = self.coarse(torch.cat([quarter, self.pool(fine)], 1))
+            return torch.cat([centre, others], 1), self.body(fine)
+
+    return Detector()
 
 
-def focal_loss(logits, target):
-    """CenterNet's penalty-reduced focal loss over a Gaussian-bump target."""
+def weighted_mean(loss, weight):
+    return (loss * weight).sum() / weight.sum().clamp(min=1e-3)
+
+
+def detector_loss(heads, body, cells, body_target) -> dict:
+    """Each learned head's loss: the side's L1 (in the head's log units), the flags' and body's
+    cross-entropy, each where its truth is known."""
     import torch
+    from torch.nn.functional import binary_cross_entropy_with_logits as bce
 
-    p = torch.sigmoid(logits).clamp(1e-4, 1 - 1e-4)
-    pos = target.eq(1).float()
-    pos_loss = -(torch.log(p) * (1 - p) ** 2 * pos).sum()
-    neg_loss = -(torch.log(1 - p) * p ** 2 * (1 - target) ** 4 * (1 - pos)).sum()
-    return (pos_loss + neg_loss) / pos.sum().clamp(min=1)
+    def flag(channel, target, positive):
+        w = cells[:, target + 1] * (1 + (positive - 1) * cells[:, target])
+        return weighted_mean(bce(heads[:, channel], cells[:, target], reduction="none"), w)
+
+    return {"side": 5.0 * weighted_mean((torch.sigmoid(heads[:, 1]) - cells[:, 0]).abs(), cells[:, 1]),
+            "stacked": flag(2, 2, 1.0),
+            "on_edge": flag(3, 4, 1.0),
+            "body": weighted_mean(bce(body[:, 0], body_target[:, 0], reduction="none"), body_target[:, 1])}
 
 
-def fit(photos, seed: int, steps: int, batch: int):
+def fit(photos: list[Photo], frozen, seed: int, steps: int, batch: int):
     import torch
 
     torch.manual_seed(seed)
     torch.set_num_threads(1)
     rng = np.random.default_rng(seed)
-    net = build_net()
-    with torch.no_grad():
-        net[-1].bias.fill_(-2.2)   # start near the share of cells that are centres
-    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
+    net = build_net(frozen)
+    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=2e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=4e-3, total_steps=steps)
-    running, start = 0.0, time.time()
+    running, start = {}, time.time()
     for step in range(steps):
         picks = rng.integers(len(photos), size=batch)
-        xs, ys = zip(*(sample(rng, photos[i][1], photos[i][2]) for i in picks))
-        x, y = torch.from_numpy(np.stack(xs)), torch.from_numpy(np.stack(ys))[:, None]
+        xs, cells, bodies = zip(*(sample(rng, photos[i]) for i in picks))
+        x, cells, bodies = (torch.from_numpy(np.stack(a)) for a in (xs, cells, bodies))
         net.train()
-        loss = focal_loss(net(x), y)
+        losses = detector_loss(*net(x), cells, bodies)
+        loss = sum(losses.values())
         opt.zero_grad()
         loss.backward()
         opt.step()
         sched.step()
-        running = 0.98 * running + 0.02 * float(loss.detach()) if step else float(loss.detach())
+        for k, v in losses.items():
+            running[k] = 0.98 * running[k] + 0.02 * float(v.detach()) if step else float(v.detach())
         if step % 200 == 0 or step == steps - 1:
-            print(f"step {step}/{steps} loss {running:.3f} ({time.time() - start:.0f} s)", flush=True)
+            print(f"step {step}/{steps} " + " ".join(f"{k} {v:.3f}" for k, v in running.items())
+                  + f" ({time.time() - start:.0f} s)", flush=True)
     return net.eval()
 
 
 def export_onnx(net, path: str) -> None:
+    """The net with its sigmoids, two outputs (per-cell heads, body mask), any input size."""
     import torch
 
-    export_probabilities(net, torch.sigmoid, torch.zeros(1, 3, CROP, CROP), path, ("lab", "centres"),
-                         {"lab": {2: "h", 3: "w"}, "centres": {2: "h4", 3: "w4"}})
-    check = detect.CentreModel(Path(path)).heatmap(np.full((64, 96, 3), 128, np.uint8))
-    assert check.shape == (16, 24), check.shape
+    class Probabilities(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, t):
+            heads, body = self.inner(t)
+            return torch.sigmoid(heads), torch.sigmoid(body)
+
+    torch.onnx.export(Probabilities(net).eval(), torch.zeros(1, 3, CROP, CROP), path, dynamo=False,
+                      input_names=["lab"], output_names=["heads", "body"],
+                      dynamic_axes={"lab": {2: "h", 3: "w"}, "heads": {2: "h4", 3: "w4"}, "body": {2: "h2", 3: "w2"}})
+    heads, body = detect.CentreModel(Path(path)).run(np.full((64, 96, 3), 128, np.uint8))
+    assert heads.shape == (len(detect.HEADS), 16, 24) and body.shape == (32, 48), (heads.shape, body.shape)
 
 
-def training_photos(trays: int):
+def training_photos(trays: int, specials: int) -> list[Photo]:
     photos = byler_photos(lambda name: not held_out(name))
     print(f"{len(photos)} byler train photos (as taken and phone-framed)", flush=True)
     photos += synth_photos(SYNTH_SEED, trays)
+    photos += special_photos(SPECIAL_SEED, specials)
     print(f"{len(photos)} photos with synthetic trays", flush=True)
     return photos
 
 
 def cmd_train(args) -> None:
-    photos = training_photos(args.trays)
-    net = fit(photos, args.seed, args.steps, args.batch)
+    frozen = trunk_weights(Path(args.trunk))
+    photos = training_photos(args.trays, args.specials)
+    net = fit(photos, frozen, args.seed, args.steps, args.batch)
     export_onnx(net, args.out)
     print(f"wrote {args.out} ({Path(args.out).stat().st_size // 1024} kB)")
 
 
-def match(found: np.ndarray, truth: np.ndarray, reach: float) -> int:
-    """Truth centres with a found centre within `reach` (each found centre used once)."""
-    used, hits = set(), 0
-    for t in truth:
+def match(found: np.ndarray, truth: np.ndarray, reach: float) -> list[tuple[int, int]]:
+    """(truth index, found index) for truth centres with a found centre within `reach`, each
+    found centre used once."""
+    used, pairs = set(), []
+    for i, t in enumerate(truth):
         if len(found) == 0:
             break
         d = np.hypot(*(found - t).T)
@@ -210,25 +403,73 @@ def match(found: np.ndarray, truth: np.ndarray, reach: float) -> int:
         j = int(np.argmin(d))
         if d[j] < reach:
             used.add(j)
-            hits += 1
-    return hits
+            pairs.append((i, j))
+    return pairs
+
+
+def flag_trays(first: int, count: int, **specials) -> list[Photo]:
+    """Fresh 6-dice trays with the given special dice (stacked=1, edge=1), half seen from below."""
+    return [tray_photo(f"flag{seed}", *synth.render_tray(seed, 6, view=("above", "below")[seed % 2], **specials))
+            for seed in range(first, first + count)]
 
 
 def cmd_evaluate(args) -> None:
-    """Centre recall and precision on held-out photos (byler TRAIN split's fifth, fresh synthetic trays)."""
+    """Each head's figures on held-out photos: byler TRAIN split's fifth, fresh synthetic trays,
+    fresh trays with a stacked pair or a die on its edge."""
     sets = {"byler train held out": byler_photos(held_out),
-            "synthetic (fresh seeds)": synth_photos(SYNTH_SEED + 100_000, args.trays)}
+            "synthetic (fresh seeds)": synth_photos(SYNTH_SEED + 100_000, args.trays),
+            "one stacked pair in 6 (fresh)": flag_trays(SYNTH_SEED + 200_000, args.trays, stacked=1),
+            "one die on its edge in 6 (fresh)": flag_trays(SYNTH_SEED + 300_000, args.trays, edge=1)}
+    model = detect.CentreModel(Path(args.model))
     for title, photos in sets.items():
-        for score in args.scores:
-            truths = found = hits = 0
-            for _, photo, centres in photos:
-                lab = cv2.cvtColor(photo, cv2.COLOR_BGR2LAB)
-                got, _ = detect.die_centres(lab, detect.SIDE, min_score=score)
-                truths += len(centres)
-                found += len(got)
-                hits += match(got, centres, 0.4 * detect.SIDE)
-            print(f"{title}: score {score}: {truths} dice, recall {100 * hits / max(truths, 1):.2f} %, "
-                  f"precision {100 * hits / max(found, 1):.2f} %")
+        truths = found = 0
+        hits, side_errors, flags, flat, specials, inter, union, body_hits, body_truth, body_said = [], [], [], [], [], 0, 0, 0, 0, 0
+        for photo in photos:
+            lab = cv2.cvtColor(photo.image, cv2.COLOR_BGR2LAB)
+            seen = detect.detect_dice(lab, detect.SIDE, model)
+            pairs = match(seen.centres, photo.centres, 0.4 * detect.SIDE)
+            truths += len(photo.centres)
+            found += len(seen.centres)
+            hits += pairs
+            side_errors += [seen.sides[j] / photo.sides[i] - 1 for i, j in pairs]
+            flat += [(seen.stacked[j], seen.on_edge[j]) for i, j in pairs if photo.kinds[i] == FLAT]
+            for kind in (UPPER, EDGE):
+                # a special die is caught when a peak on it (or on the die under it) is flagged
+                for i in np.flatnonzero(photo.kinds == kind):
+                    group = {i, i - 1} if kind == UPPER else {i}
+                    values = [(seen.stacked if kind == UPPER else seen.on_edge)[j] for t, j in pairs if t in group]
+                    specials.append((kind, max(values, default=0.0)))
+            known = photo.known > 127
+            said, truth = seen.body >= 0.5, photo.body > 127
+            inter += int((said & truth & known).sum())
+            union += int(((said | truth) & known).sum())
+            body_said += int((said & known).sum())
+            body_truth += int((truth & known).sum())
+        side_errors = np.abs(np.array(side_errors))
+        print(f"{title}: {len(photos)} photos, {truths} dice")
+        print(f"  centres (score {detect.PEAK_SCORE}): recall {100 * len(hits) / max(truths, 1):.2f} %, "
+              f"precision {100 * len(hits) / max(found, 1):.2f} %")
+        if len(side_errors):
+            print(f"  side: median error {100 * np.median(side_errors):.1f} %, 90th percentile "
+                  f"{100 * np.percentile(side_errors, 90):.1f} %, within 10 % {100 * np.mean(side_errors <= 0.1):.1f} %")
+        print(f"  body mask >= 0.5 where known: IoU {100 * inter / max(union, 1):.1f} %, "
+              f"precision {100 * inter / max(body_said, 1):.1f} %, recall {100 * inter / max(body_truth, 1):.1f} %")
+        flat = np.array(flat).reshape(-1, 2)
+        for kind, name, column in ((UPPER, "stacked (pairs)", 0), (EDGE, "on-edge", 1)):
+            caught = np.array([v for k, v in specials if k == kind])
+            for t in args.flag_scores:
+                line = f"  {name} >= {t}: false alarms on flat dice {100 * np.mean(flat[:, column] >= t):.2f} % of {len(flat)}"
+                if len(caught):
+                    line += f"; caught {np.sum(caught >= t)} of {len(caught)} ({100 * np.mean(caught >= t):.1f} %)"
+                print(line)
+    crop = cv2.cvtColor(sets["byler train held out"][0].image[:4 * detect.SIDE, :4 * detect.SIDE], cv2.COLOR_BGR2LAB)
+    times = []
+    for _ in range(200):
+        start = time.perf_counter()
+        detect.detect_dice(crop, detect.SIDE, model)
+        times.append(time.perf_counter() - start)
+    print(f"speed: {1000 * np.median(times):.2f} ms median per {crop.shape[1]}x{crop.shape[0]} crop (a cluster of about "
+          f"4x4 dice), on this machine")
 
 
 def main(argv=None) -> None:
@@ -236,13 +477,17 @@ def main(argv=None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train")
     train.add_argument("--seed", type=int, default=7)
-    train.add_argument("--steps", type=int, default=3000)
+    train.add_argument("--steps", type=int, default=4000)
     train.add_argument("--batch", type=int, default=32)
     train.add_argument("--trays", type=int, default=300, help="vision.synth trays to learn from")
+    train.add_argument("--specials", type=int, default=500, help="trays with stacked and edge dice to learn from")
     train.add_argument("--out", default=str(detect.MODEL_PATH))
+    train.add_argument("--trunk", default=str(detect.MODEL_PATH),
+                       help="model whose trunk and centre head are kept (the shipped one)")
     evaluate = sub.add_parser("evaluate")
     evaluate.add_argument("--trays", type=int, default=60, help="fresh synthetic trays to check on")
-    evaluate.add_argument("--scores", type=float, nargs="+", default=[detect.PEAK_SCORE])
+    evaluate.add_argument("--model", default=str(detect.MODEL_PATH))
+    evaluate.add_argument("--flag-scores", type=float, nargs="+", default=[0.3, detect.STACKED_SCORE, 0.7])
     args = parser.parse_args(argv)
     {"train": cmd_train, "evaluate": cmd_evaluate}[args.command](args)
 
