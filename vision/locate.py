@@ -1072,12 +1072,16 @@ def _pips(lum: np.ndarray, response: np.ndarray, threshold: float, pip: float, a
     around_y = np.clip(np.round(ys[:, None] + 2.2 * pip * np.sin(turns)), 0, h - 1).astype(int)
     step = lum[around_y, around_x] - lum[ys, xs][:, None]
     low = (step if dark else -step) <= PIP_CONTRAST / 2
-    if low.any() and len(xs) > 1:
+    if low.any():
         # a point of the ring may fall on a neighbouring pip (a 6's rows of pips lie closer
-        # than the ring on a small die): that side does not count against it
-        gap = np.hypot(around_x[:, :, None] - xs, around_y[:, :, None] - ys)
-        gap[np.arange(len(xs)), :, np.arange(len(xs))] = np.inf
-        low &= ~(gap <= NEIGHBOUR_PIP * pip).any(axis=2)
+        # than the ring on a small die): that side does not count against it. Peaks near each
+        # pixel from one dilation: a textured table has thousands, too many to pair up
+        reach = NEIGHBOUR_PIP * pip
+        r = int(reach)
+        dy, dx = np.mgrid[-r:r + 1, -r:r + 1]
+        near = cv2.dilate(peaks.astype(np.uint8), (dx * dx + dy * dy <= reach * reach).astype(np.uint8))
+        beyond_own = np.hypot(around_x - xs[:, None], around_y - ys[:, None]) > reach
+        low &= ~((near[around_y, around_x] > 0) & beyond_own)
     ringed = ~low.any(axis=1)
     return np.column_stack([xs[ringed], ys[ringed]]).astype(np.float32)
 
