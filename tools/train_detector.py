@@ -20,8 +20,8 @@ Training data (seeded; the defaults reproduce the shipped model):
   photo (`vision.synth.phone_framed`); a die's side and body come from the square segmented in
   its loose box (`train_faces.byler_quad`), learned with lower weight; all its dice lie flat;
 * `vision.synth.render_tray` trays (exact truth): plain and hard, touching clusters, stacked
-  pairs, both views, Pi-camera and phone sizes; and trays of 6-14 dice with 1-3 stacked pairs
-  and 0-2 dice on their edge (the flags' positives).
+  pairs, both views, Pi-camera and phone sizes; trays of 6-14 dice with 1-3 stacked pairs and
+  0-2 dice on their edge (the flags' positives); trays of 4-12 flat dice (their negatives).
 Each photo is shrunk the way `vision.locate` does it and scaled so that the locator's usual die
 side (`locate._survey`) becomes `detect.SIDE` pixels, exactly as at runtime. The net sees random
 crops, turned, mirrored, rescaled a little, with colour channels swapped, and learns each die's
@@ -50,10 +50,11 @@ CROP = 80            # training crop side, net input pixels (about five dice)
 SIGMA = 1.0          # how fast a die's side and flags fade from its centre: Gaussian sigma, cells
 SYNTH_SEED = 9_000_000   # first synthetic tray seed (far from the benchmark's and the tests')
 SPECIAL_SEED = 9_500_000  # first synthetic tray seed with dice stacked and on their edge
+FEW_SEED = 9_600_000      # first synthetic tray seed with a few dice, all flat
 BYLER_SIDE_WEIGHT = 0.2   # byler's sides come from loose boxes: an approximate truth
 BYLER_BODY_WEIGHT = 0.5   # byler's body mask: the segmented inner square and the board far from dice
 ATTRIBUTE_REACH = 1.5     # cells around a die's centre where its side and flags are learned
-SPECIAL_PICK = 6.0        # a stacked or edge die is that much likelier to centre a crop than a flat one
+SPECIAL_PICK = 3.0        # a stacked or edge die is that much likelier to centre a crop than a flat one
 
 FLAT, UPPER, LOWER, EDGE = 0, 1, 2, 3   # a die's kind in the training truth
 
@@ -181,6 +182,20 @@ def special_photos(first: int, count: int) -> list[Photo]:
             out.append(tray_photo(f"special{seed}", *synth.render_tray(**args)))
         except ValueError:
             continue   # no room on this tray for so many dice
+    return out
+
+
+def few_photos(first: int, count: int) -> list[Photo]:
+    """Seeded synthetic trays of 4-12 flat dice, lone or touching: what most stacked-looking
+    dice are not (lone dice on small trays)."""
+    out = []
+    for seed in range(first, first + count):
+        rng = np.random.default_rng(seed)
+        args = {"seed": seed, "n_dice": int(rng.integers(4, 13)), "view": ("above", "below")[seed % 3 == 2],
+                "clusters": float(rng.choice([0.1, 0.5, 0.9]))}
+        if seed % 5 == 4:
+            args["size"] = synth.PHONE
+        out.append(tray_photo(f"few{seed}", *synth.render_tray(**args)))
     return out
 
 
@@ -321,7 +336,7 @@ def detector_loss(heads, body, cells, body_target) -> dict:
 
     return {"side": 5.0 * weighted_mean((torch.sigmoid(heads[:, 1]) - cells[:, 0]).abs(), cells[:, 1]),
             "stacked": flag(2, 2, 1.0),
-            "on_edge": flag(3, 4, 1.0),
+            "on_edge": flag(3, 4, 2.0),
             "body": weighted_mean(bce(body[:, 0], body_target[:, 0], reduction="none"), body_target[:, 1])}
 
 
@@ -374,18 +389,19 @@ def export_onnx(net, path: str) -> None:
     assert heads.shape == (len(detect.HEADS), 16, 24) and body.shape == (32, 48), (heads.shape, body.shape)
 
 
-def training_photos(trays: int, specials: int) -> list[Photo]:
+def training_photos(trays: int, specials: int, few: int) -> list[Photo]:
     photos = byler_photos(lambda name: not held_out(name))
     print(f"{len(photos)} byler train photos (as taken and phone-framed)", flush=True)
     photos += synth_photos(SYNTH_SEED, trays)
     photos += special_photos(SPECIAL_SEED, specials)
+    photos += few_photos(FEW_SEED, few)
     print(f"{len(photos)} photos with synthetic trays", flush=True)
     return photos
 
 
 def cmd_train(args) -> None:
     frozen = trunk_weights(Path(args.trunk))
-    photos = training_photos(args.trays, args.specials)
+    photos = training_photos(args.trays, args.specials, args.few)
     net = fit(photos, frozen, args.seed, args.steps, args.batch)
     export_onnx(net, args.out)
     print(f"wrote {args.out} ({Path(args.out).stat().st_size // 1024} kB)")
@@ -481,6 +497,7 @@ def main(argv=None) -> None:
     train.add_argument("--batch", type=int, default=32)
     train.add_argument("--trays", type=int, default=300, help="vision.synth trays to learn from")
     train.add_argument("--specials", type=int, default=500, help="trays with stacked and edge dice to learn from")
+    train.add_argument("--few", type=int, default=200, help="trays of a few flat dice to learn from")
     train.add_argument("--out", default=str(detect.MODEL_PATH))
     train.add_argument("--trunk", default=str(detect.MODEL_PATH),
                        help="model whose trunk and centre head are kept (the shipped one)")

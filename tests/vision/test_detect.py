@@ -101,8 +101,9 @@ def test_the_body_mask_covers_dice_and_not_their_shadows():
 
 def test_stacked_pairs_are_told_from_flat_touching_dice():
     # 16 fresh trays (not trained on), each a stacked pair among touching dice, half from below:
-    # measured on 60 such trays, the net catches about two pairs in three at STACKED_SCORE with
-    # few false alarms; here at least 6 of 16 pairs, and at most 2 flat dice flagged
+    # measured on 60 trays of lone and touching dice, the net catches about half the pairs at
+    # STACKED_SCORE with about 1 % false alarms; here at least 5 of 16 pairs (6 when written),
+    # and at most 2 flat dice flagged (none when written)
     caught, flat = 0, []
     for seed in range(4300, 4316):
         image, truth = synth.render_tray(seed, 6, stacked=1, clusters=1.0, view=("above", "below")[seed % 2])
@@ -113,8 +114,23 @@ def test_stacked_pairs_are_told_from_flat_touching_dice():
         flat += [seen.stacked[j] for j in (at(seen, c, s) for c, s, d in zip(centres, sides, truth) if not d["flags"])
                  if j is not None]
     assert len(flat) >= 40
-    assert caught >= 6, f"only {caught} of 16 stacked pairs caught"
+    assert caught >= 5, f"only {caught} of 16 stacked pairs caught"
     assert np.sum(np.array(flat) >= detect.STACKED_SCORE) <= 2, np.round(sorted(flat)[-5:], 2)
+
+
+def test_a_die_on_its_edge_is_told_from_flat_dice():
+    # 16 fresh trays with one die on its edge among touching dice, half from below: at
+    # EDGE_SCORE about half the edge dice are caught (9 of 16 when written), no flat die flagged
+    caught, flat = 0, []
+    for seed in range(4400, 4416):
+        image, truth = synth.render_tray(seed, 6, edge=1, clusters=0.8, view=("above", "below")[seed % 2])
+        _, seen, centres, sides = seen_on(image, truth)
+        found = [(at(seen, c, s), d["flags"]) for c, s, d in zip(centres, sides, truth)]
+        caught += any(j is not None and seen.on_edge[j] >= detect.EDGE_SCORE for j, flags in found if "edge" in flags)
+        flat += [seen.on_edge[j] for j, flags in found if j is not None and not flags]
+    assert len(flat) >= 50
+    assert caught >= 7, f"only {caught} of 16 dice on their edge caught"
+    assert max(flat) < detect.EDGE_SCORE
 
 
 @pytest.mark.parametrize("seed,view", [(4242, "above"), (4243, "below")])
