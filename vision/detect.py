@@ -97,7 +97,9 @@ class Detections:
       a pair usually gives one peak). At `STACKED_SCORE` (0.8) it catches about half the stacked
       pairs on synthetic trays (three in four at 0.7), with about 1-2 % false alarms on flat
       synthetic dice (3-4 % at 0.7) and none on real ones: flag the die `stacked` (and the die it
-      overlaps). A low score proves nothing: many pairs score low.
+      overlaps). A low score proves nothing: many pairs score low. On the stacked pairs among
+      issue 4's `ok`-and-wrong trays it gives 0.91, 0.80, 0.74, 0.72, 0.24: 0.7 with a second
+      cue (two centres too close, a die bigger than its neighbours) catches more.
     * `on_edge`: chance that the die stands on an edge or leans. At `EDGE_SCORE` (0.5) about half
       the edge dice, with about 1 % false alarms on flat synthetic dice and none on real ones:
       flag `edge` when above; a low score proves nothing.
