@@ -13,6 +13,8 @@ its top face square and as wide as the blob, lying outward, with its sides (of i
 or a shadow) toward the photo's centre, stretched no more than a phone's lens shows. A
 die-sized outline a little longer across the line from the photo's centre than along it, with
 no square top face, is on its edge too: a flat die's sides lengthen it only along that line.
+One longer along that line than the lens shows a flat die's sides there (an oblique camera shows
+them anywhere), its top face not lying outward, is on its edge when the detector sees so too.
 Parts of a cluster that still do not look like one die are reported flagged, never dropped;
 only pieces with no sharp marks inside are: shadow, a bit of wall (one not of the board's
 colour may be a die's blank side, so a die centred next to it is flagged). A piece's pip-sized
@@ -44,7 +46,7 @@ from functools import cached_property
 import cv2
 import numpy as np
 
-from vision.detect import die_centres
+from vision.detect import EDGE_SCORE, detect_dice
 from vision.types import CUT, EDGE, OUTSIDE, STACKED, UNREADABLE, Candidate, ImageError
 
 WORK_LONG_SIDE = 640          # pixels on the working copy's long side
@@ -59,6 +61,7 @@ BIG_DIE_AREA = 3.0            # ...and a square, convex one up to this (a big di
 LEAN_CHECK_AREA = 1.45        # a lone blob bigger than this must show a square top face, else edge
 LEAN_ASPECT = 1.15            # ...and so must one longer than this across the way to the photo's centre...
 ACROSS_STRETCH = 0.03         # ...by this share of its width or more
+ALONG_STRETCH = 0.1           # ...or longer along it than the lens shows a flat die's sides, by this share
 LONE_DIE_AREA = 1.25          # a convex blob smaller than this is one die, however long
 SPECK_AREA = 0.25             # a blob smaller than this is a speck, never a die by itself
 ROW_WIDTH = (0.75, 1.6)       # a band this wide (usual die sides) with marks may be dice in a row
@@ -501,8 +504,16 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
             # longer across the way to the photo's centre than along it: no flat die's sides show
             # there (a shadow may, but then the top face is still a square; the frame may cut a die
             # to any shape)
-            along, across = _outward_extents(*_outward(blob, lab.shape)[:3])
+            xs, ys, outward, off_axis = _outward(blob, lab.shape)
+            along, across = _outward_extents(xs, ys, outward)
             leaning = along + 1 < (1 - ACROSS_STRETCH) * (across + 1) and _square_top(blob, lab) is None
+            # longer along that way than a lens shows a flat die's sides so near the centre (an
+            # oblique camera shows them too), its top face not lying outward of them as a flat
+            # die's seen at a slant: leaning when the detector sees a die on its edge there too
+            lens = off_axis / (WIDEST_LENS * max(lab.shape[:2]))
+            if not leaning and along + 1 > (1 + lens + ALONG_STRETCH) * (across + 1) and not _seen_at_a_slant(blob, lab):
+                _, on_edge = _detections(blob, expected, lab)
+                leaning = bool(len(on_edge)) and float(on_edge.max()) >= EDGE_SCORE
         if leaning:
             flags = (EDGE,)
         else:
@@ -820,16 +831,21 @@ def _cut_at_centres(blob: _Blob, centres: np.ndarray, colour: np.ndarray, expect
 def _detected_centres(blob: _Blob, expected: float, lab: np.ndarray) -> np.ndarray:
     """The die centres (N×2, x y in the blob's box) that `vision.detect` sees inside the blob,
     looking at the blob's box and half a die around it."""
+    return _detections(blob, expected, lab)[0]
+
+
+def _detections(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_detected_centres`, and the net's chance (N) that each of those dice stands on an edge."""
     h, w = blob.mask.shape
     pad = int(np.ceil(0.5 * expected))
     y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
     crop = np.ascontiguousarray(lab[y0:blob.y0 + h + pad, x0:blob.x0 + w + pad])
-    found, _ = die_centres(crop, expected)
-    found = found - (blob.x0 - x0, blob.y0 - y0)
-    cols, rows = np.round(found).astype(int).T
+    found = detect_dice(crop, expected)
+    centres = found.centres - (blob.x0 - x0, blob.y0 - y0)
+    cols, rows = np.round(centres).astype(int).T
     inside = (cols >= 0) & (rows >= 0) & (cols < w) & (rows < h)
     inside[inside] = blob.mask[rows[inside], cols[inside]]
-    return found[inside]
+    return centres[inside], found.on_edge[inside]
 
 
 def _only_shadow(rest: list[np.ndarray], blob: _Blob, lab: np.ndarray, expected: float) -> bool:
