@@ -493,7 +493,7 @@ def main(argv=None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train")
     train.add_argument("--seed", type=int, default=7)
-    train.add_argument("--steps", type=int, default=4000)
+    train.add_argument("--steps", type=int, default=6000)
     train.add_argument("--batch", type=int, default=32)
     train.add_argument("--trays", type=int, default=300, help="vision.synth trays to learn from")
     train.add_argument("--specials", type=int, default=500, help="trays with stacked and edge dice to learn from")

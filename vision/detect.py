@@ -25,7 +25,7 @@ STRIDE = 4           # input pixels per heatmap cell
 BODY_STRIDE = 2      # input pixels per body-mask cell
 PEAK_SCORE = 0.5     # least heatmap value of a die's centre
 SIDE_RANGE = 2.0     # the side head spans SIDE / SIDE_RANGE .. SIDE * SIDE_RANGE
-STACKED_SCORE = 0.8  # least `stacked` of a die to flag as one of a stack (few false alarms)
+STACKED_SCORE = 0.9  # least `stacked` of a die to flag as one of a stack (few false alarms)
 EDGE_SCORE = 0.5     # least `on_edge` of a die to flag as standing on its edge
 HEADS = ("centre", "side", "stacked", "on_edge")   # the per-cell outputs' channels, in order
 
@@ -89,19 +89,19 @@ class Detections:
       in a blob and where to cut it, exactly as `die_centres` always gave (the centre head is
       unchanged).
     * `sides`: each die's top-face side (the image's pixels), read at its centre: median error
-      about 3.6 % on synthetic trays, 93 % within 10 %; on real photos about 8 % against sides
-      measured roughly from loose boxes. Use it for each die's own reach when cutting a blob (rather than the tray's usual
-      die), to accept a cut whose parts have about the sizes the net says, and as a stack's cue:
-      from above a die on another is a little bigger than its neighbours.
+      about 3.3 % on synthetic trays, 94 % within 10 %; on real photos about 9 % against sides
+      measured roughly from loose boxes. Use it for each die's own reach when cutting a blob
+      (rather than the tray's usual die), to accept a cut whose parts have about the sizes the
+      net says, and as a stack's cue: from above a die on another is a little bigger.
     * `stacked`: chance that the die is one of a stack (it rests on another, or one rests on it;
-      a pair usually gives one peak). At `STACKED_SCORE` (0.8) it catches about half the stacked
-      pairs on synthetic trays (three in four at 0.7), with about 1-2 % false alarms on flat
-      synthetic dice (3-4 % at 0.7) and none on real ones: flag the die `stacked` (and the die it
-      overlaps). A low score proves nothing: many pairs score low. On the stacked pairs among
-      issue 4's `ok`-and-wrong trays it gives 0.91, 0.80, 0.74, 0.72, 0.24: 0.7 with a second
-      cue (two centres too close, a die bigger than its neighbours) catches more.
+      a pair usually gives one peak). At `STACKED_SCORE` (0.9) it catches about half the stacked
+      pairs on synthetic trays with under 1 % false alarms on flat synthetic dice and none on
+      real ones: flag the die `stacked` (and the die it overlaps). At 0.8: about 70 % of pairs,
+      about 2 % false alarms: worth it with a second cue (two centres too close, a die bigger
+      than its neighbours). On the stacked pairs among issue 4's `ok`-and-wrong trays it gives
+      0.90, 0.88, 0.86, 0.84, 0.65. A low score proves nothing: many pairs score low.
     * `on_edge`: chance that the die stands on an edge or leans. At `EDGE_SCORE` (0.5) about half
-      the edge dice, with about 1 % false alarms on flat synthetic dice and none on real ones:
+      the edge dice, with 0.2-0.3 % false alarms on flat synthetic dice and none on real ones:
       flag `edge` when above; a low score proves nothing.
     * `body`: per pixel (the image's size), the chance that it is a die's body (top face and
       visible sides), not its shadow and not the board: IoU with truth about 86 % on synthetic
