@@ -46,7 +46,7 @@ from functools import cached_property
 import cv2
 import numpy as np
 
-from vision.detect import EDGE_SCORE, detect_dice
+from vision.detect import EDGE_SCORE, STACKED_SCORE, Detections, detect_dice
 from vision.types import CUT, EDGE, OUTSIDE, STACKED, UNREADABLE, Candidate, ImageError
 
 WORK_LONG_SIDE = 640          # pixels on the working copy's long side
@@ -103,6 +103,7 @@ MAX_SPLIT_TRIES = 10          # dice counts tried when cutting one cluster
 DIE_REACH = 0.8               # farthest a die's pixel lies from its detected centre (usual die sides)
 DETECTED_FILL = 0.62          # least a part cut around a detected centre fills its rectangle (its cut is ragged)
 DETECTED_TOP_ASPECT = 1.35    # ...and longest its top face may be (it may show a neighbour's edge)
+ONE_DIE_BODY = 1.6            # most die body (the net's own side squared) around one detected centre: one die
 
 # dice found by their pips (white on white)
 PIP_RADIUS = 0.08             # a pip's radius, in die sides (of the die's whole blob)
@@ -758,7 +759,8 @@ def _colour_features(blob: _Blob, lab: np.ndarray, expected: float) -> np.ndarra
 
 def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[np.ndarray], list[bool], list[bool]]:
     """Cut a blob of touching dice into one region per die: around the die centres the detector
-    sees in it (`_cut_at_centres`), when that cut is clean; else k-means over the blob's pixels
+    sees in it (`_cut_at_centres`), when that cut is clean (or, around one centre, down to the
+    net's die body when that holds one die: `_one_die_in_body`); else k-means over the blob's pixels
     for the counts of dice its area allows, keeping the count whose parts all look like single
     dice (else the best try, with which parts look right), a part flagged unless it holds
     exactly one of the detector's centres (if it saw any). Returns the parts, which look like
@@ -771,6 +773,10 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
     colour = _colour_features(blob, lab, expected)
     last = max(first, int(np.ceil(ratio)) + 1)
     centres = _detected_centres(blob, expected, lab)
+    if len(centres) == 1:
+        die = _one_die_in_body(blob, centres[0], expected, lab)
+        if die is not None:
+            return die
     if 1 <= len(centres) <= last:
         cut = _cut_at_centres(blob, centres, colour, expected, lab)
         if cut is not None:
@@ -828,6 +834,46 @@ def _cut_at_centres(blob: _Blob, centres: np.ndarray, colour: np.ndarray, expect
     return parts + rest, good + [False] * len(rest), [True] * len(parts) + [False] * len(rest)
 
 
+def _one_die_in_body(blob: _Blob, centre: np.ndarray, expected: float,
+                     lab: np.ndarray) -> tuple[list[np.ndarray], list[bool], list[bool]] | None:
+    """A blob with one detected centre cut down to that die, as `_split_cluster` returns it, when
+    the net's die body in it is no more than one die of the side it sees there (a die with its
+    own sides seen at a slant): the rest is its shadow or its reflection in the wall, not a
+    second die. None when the body holds more, or what is left shows marks (a die the net
+    missed), when the die may lean or lie on another by the net's flags, or when it or its top
+    face is not square. The die is flagged (not good) when a patch of another colour beside it
+    may be a die under it."""
+    found = _blob_detections(blob, expected, lab)
+    if not len(found.centres):
+        return None
+    i = int(np.argmin(np.hypot(*(found.centres - centre).T)))
+    if found.on_edge[i] >= EDGE_SCORE or found.stacked[i] >= STACKED_SCORE:
+        return None
+    body = (found.body >= 0.5) & blob.mask
+    if body.sum() > ONE_DIE_BODY * float(found.sides[i]) ** 2:
+        return None
+    count, pieces, stats, _ = cv2.connectedComponentsWithStats(body.astype(np.uint8), connectivity=8)
+    if count < 2:
+        return None
+    part = pieces == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    cx, cy = np.round(centre).astype(int)
+    die = _Blob(part, blob.x0, blob.y0)
+    if not part[min(cy, part.shape[0] - 1), min(cx, part.shape[1] - 1)] or part.sum() < 0.5 * expected * expected:
+        return None
+    # as big as a lone die that must show a square top face (else it leans), it must here too
+    top_aspect = TOP_ASPECT if part.sum() > LEAN_CHECK_AREA * expected * expected else DETECTED_TOP_ASPECT
+    if _squareness(part)[1] > EDGE_ASPECT or _square_top(die, lab, top_aspect) is None:
+        return None
+    # what is left carries no marks: a die the net missed would show its pips
+    lum = lab[..., 0]
+    count, pieces = cv2.connectedComponents((blob.mask & ~part).astype(np.uint8), connectivity=8)
+    sizes = np.bincount(pieces.ravel(), minlength=count)
+    for piece in (pieces == label for label in range(1, count) if sizes[label] >= SPECK_AREA * expected * expected):
+        if not (_plain(_Blob(piece, blob.x0, blob.y0), lum) or _smooth_inside(piece, blob.x0, blob.y0, lum, expected)):
+            return None
+    return [part], [not _die_underneath(die, lab, expected)], [True]
+
+
 def _detected_centres(blob: _Blob, expected: float, lab: np.ndarray) -> np.ndarray:
     """The die centres (N×2, x y in the blob's box) that `vision.detect` sees inside the blob,
     looking at the blob's box and half a die around it."""
@@ -836,6 +882,13 @@ def _detected_centres(blob: _Blob, expected: float, lab: np.ndarray) -> np.ndarr
 
 def _detections(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`_detected_centres`, and the net's chance (N) that each of those dice stands on an edge."""
+    found = _blob_detections(blob, expected, lab)
+    return found.centres, found.on_edge
+
+
+def _blob_detections(blob: _Blob, expected: float, lab: np.ndarray) -> Detections:
+    """What `vision.detect` sees of the dice whose centres lie inside the blob, looking at the
+    blob's box and half a die around it: centres in the blob's box, body mask cropped to it."""
     h, w = blob.mask.shape
     pad = int(np.ceil(0.5 * expected))
     y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
@@ -845,7 +898,9 @@ def _detections(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[np.ndarr
     cols, rows = np.round(centres).astype(int).T
     inside = (cols >= 0) & (rows >= 0) & (cols < w) & (rows < h)
     inside[inside] = blob.mask[rows[inside], cols[inside]]
-    return centres[inside], found.on_edge[inside]
+    return Detections(centres=centres[inside], scores=found.scores[inside], sides=found.sides[inside],
+                      stacked=found.stacked[inside], on_edge=found.on_edge[inside],
+                      body=found.body[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w])
 
 
 def _only_shadow(rest: list[np.ndarray], blob: _Blob, lab: np.ndarray, expected: float) -> bool:
