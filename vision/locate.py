@@ -103,6 +103,7 @@ MAX_SPLIT_TRIES = 10          # dice counts tried when cutting one cluster
 DIE_REACH = 0.8               # farthest a die's pixel lies from its detected centre (usual die sides)
 DETECTED_FILL = 0.62          # least a part cut around a detected centre fills its rectangle (its cut is ragged)
 DETECTED_TOP_ASPECT = 1.35    # ...and longest its top face may be (it may show a neighbour's edge)
+NOT_BODY = 0.2                # most mean die-body chance (the net's) of a markless piece that is no die
 ONE_DIE_BODY = 1.6            # most die body (the net's own side squared) around one detected centre: one die
 
 # dice found by their pips (white on white)
@@ -829,7 +830,16 @@ def _cut_at_centres(blob: _Blob, centres: np.ndarray, colour: np.ndarray, expect
                             for part in parts):
         return None
     if not _only_shadow(rest, blob, lab, expected):
-        return None
+        # markless pieces up to a die's size that the net sees no die body in are no die either
+        # (a reflection in the wall, a shadow of another hue than the board's): dropped; the
+        # rest must be shadow (a bigger piece is much else: the board, a tray's wall)
+        body = _blob_detections(blob, expected, lab).body
+        lum = lab[..., 0]
+        rest = [piece for piece in rest if not (piece.sum() <= SINGLE_MAX_AREA * expected * expected
+                                                 and _markless(piece, blob, lum, expected)
+                                                 and float(body[piece].mean()) < NOT_BODY)]
+        if not _only_shadow(rest, blob, lab, expected):
+            return None
     # what lies beyond every die's reach is the board in shadow: `_split` drops it
     return parts + rest, good + [False] * len(rest), [True] * len(parts) + [False] * len(rest)
 
@@ -869,7 +879,7 @@ def _one_die_in_body(blob: _Blob, centre: np.ndarray, expected: float,
     count, pieces = cv2.connectedComponents((blob.mask & ~part).astype(np.uint8), connectivity=8)
     sizes = np.bincount(pieces.ravel(), minlength=count)
     for piece in (pieces == label for label in range(1, count) if sizes[label] >= SPECK_AREA * expected * expected):
-        if not (_plain(_Blob(piece, blob.x0, blob.y0), lum) or _smooth_inside(piece, blob.x0, blob.y0, lum, expected)):
+        if not _markless(piece, blob, lum, expected):
             return None
     return [part], [not _die_underneath(die, lab, expected)], [True]
 
@@ -909,8 +919,12 @@ def _only_shadow(rest: list[np.ndarray], blob: _Blob, lab: np.ndarray, expected:
     a die on its edge; a plain one of another colour, a die's plain side."""
     lum = lab[..., 0]
     board = _board_colour(blob, lab, expected) if rest else None
-    return all((_plain(_Blob(piece, blob.x0, blob.y0), lum) or _smooth_inside(piece, blob.x0, blob.y0, lum, expected))
-               and _like_board(piece, blob, lab, board) for piece in rest)
+    return all(_markless(piece, blob, lum, expected) and _like_board(piece, blob, lab, board) for piece in rest)
+
+
+def _markless(piece: np.ndarray, blob: _Blob, lum: np.ndarray, expected: float) -> bool:
+    """True when a piece of a blob carries no die's marks: plain, or no sharp detail inside."""
+    return _plain(_Blob(piece, blob.x0, blob.y0), lum) or _smooth_inside(piece, blob.x0, blob.y0, lum, expected)
 
 
 def _nearest_parts(blob: _Blob, centres: np.ndarray, colour: np.ndarray,
