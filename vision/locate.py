@@ -112,6 +112,7 @@ PIP_CONTRAST = 30.0           # least darkening (Lab L) of a pip against its fac
 NEIGHBOUR_PIP = 1.2           # a point around a pip this close (pip radii) to another pip's centre is on that pip
 PIP_LINK = 0.45               # pips of one face lie closer than this (die sides)
 PIP_FACE_SPREAD = 0.85        # widest a face's pips spread (the 2's diagonal), in face sides
+LONE_PIP_REACH = 1.6          # a lone pip this close (face sides) to another group's pips is the same die's
 FACE_OF_BLOB = 1.0            # a top face's side against its whole blob's
 FACE_EVENNESS = 40.0          # spread (Lab L, 10-90 %) of a plain face's plastic between its pips
 RING_EDGE = 4.0               # a pip-found die's outline edges against the photo's median edge
@@ -1202,8 +1203,25 @@ def _merge_groups(pts: np.ndarray, group: np.ndarray, face: float) -> np.ndarray
             if spread <= reach and (best is None or spread < best[0]):
                 best = (spread, a, b)
         if best is None:
-            return group
+            return _join_lone_pips(pts, group, dist, LONE_PIP_REACH * face)
         group = np.where(group == best[2], best[1], group)
+
+
+def _join_lone_pips(pts: np.ndarray, group: np.ndarray, dist: np.ndarray, reach: float) -> np.ndarray:
+    """Join each lone pip to the nearest group within `reach` (6 pips at most in all), nearest
+    first: a die bigger than the usual die's side (that size taken from other things on the
+    photo) shows its pips, a side face's too, farther apart than one face, and a lone pip left
+    alone is read as an ace. Joined, they spread wider than one usual face: `_pip_dice` flags that."""
+    pairs = []
+    for i in np.flatnonzero(np.bincount(group)[group] == 1):
+        for g in np.unique(group[(group != group[i]) & (dist[i] <= reach)]):
+            pairs.append((float(dist[i, group == g].max()), i, g))
+    for _, i, g in sorted(pairs):
+        both = (group == g) | (group == group[i])
+        if (group == group[i]).sum() == 1 and (group == g).any() and both.sum() <= 6 \
+                and dist[np.ix_(both, both)].max() <= reach:
+            group = np.where(group == group[i], g, group)
+    return group
 
 
 def _groups(pts: np.ndarray, link: float) -> np.ndarray:

@@ -460,3 +460,20 @@ def test_a_black_die_showing_one_lit_pip_beside_a_cluster_is_flagged_not_dropped
     (black,) = [die for die in truth if np.hypot(die["center"][0] - 409, die["center"][1] - 904) < 5]
     (found,) = matches(black, find_dice(image))
     assert found.flags
+
+
+def test_a_white_die_at_phone_size_is_not_cut_into_pip_found_halves(byler_truth):
+    # byler train, framed as a phone photo: white dice on the white board, their size taken too
+    # small from other things on the photo; each 4 showed two pips far apart (one on its side)
+    # that the pip finder took for two dice, one read as an ace. Each 4 is now one die
+    row = next(r for r in byler_truth if r["image"].endswith("IMG_20191209_100728.jpg"))
+    assert row["split"] == "train"
+    image, scale, pad = synth.phone_framed(cv2.imread(row["path"]))
+    found = find_dice(image)
+    fours = [die for die in row["dice"] if die["face"] == 4]
+    assert len(fours) == 2
+    for die in fours:
+        x, y, w, h = die["bbox"]
+        x0, y0, x1, y1 = x * scale + pad, y * scale, (x + w) * scale + pad, (y + h) * scale
+        inside = [c for c in found if x0 <= c.center[0] <= x1 and y0 <= c.center[1] <= y1]
+        assert len(inside) == 1, f"4 at {die['bbox']} found {len(inside)} times"
