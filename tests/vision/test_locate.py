@@ -17,6 +17,12 @@ def matches(truth_die, candidates):
     return [c for c in candidates if np.hypot(c.center[0] - tx, c.center[1] - ty) < 0.6 * truth_die["size"]]
 
 
+def in_box(box, candidates):
+    """Candidates whose centre lies in a real photo's truth box (x, y, w, h)."""
+    x, y, w, h = box
+    return [c for c in candidates if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h]
+
+
 @pytest.mark.parametrize("seed,n_dice", [(0, 6), (2, 15), (4, 10), (6, 6), (9, 6), (12, 6)])
 def test_every_die_on_a_synthetic_tray_is_found_once(seed, n_dice):
     image, truth = synth.render_tray(seed, n_dice)
@@ -129,8 +135,7 @@ def test_real_photos_every_die_found_once(byler_truth, name):
     row = next(r for r in byler_truth if r["image"].endswith(name))
     found = find_dice(cv2.imread(row["path"]))
     for die in row["dice"]:
-        x, y, w, h = die["bbox"]
-        inside = [c for c in found if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h]
+        inside = in_box(die["bbox"], found)
         assert len(inside) == 1, f"{name}: die at {die['bbox']} found {len(inside)} times"
     assert len(found) == len(row["dice"])
 
@@ -151,8 +156,7 @@ def test_a_real_die_with_its_shadow_in_one_blob_is_one_clean_die(byler_truth, na
     assert row["split"] == "train"
     found = find_dice(cv2.imread(row["path"]))
     for die in row["dice"]:
-        x, y, w, h = die["bbox"]
-        inside = [c for c in found if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h]
+        inside = in_box(die["bbox"], found)
         assert len(inside) == 1, f"{name}: die at {die['bbox']} found {len(inside)} times"
     assert len(found) == len(row["dice"]) and not any(c.flags for c in found)
 
@@ -165,8 +169,7 @@ def test_a_markless_piece_without_die_body_does_not_spoil_a_real_clusters_cut(by
     assert row["split"] == "train"
     found = find_dice(cv2.imread(row["path"]))
     for die in row["dice"]:
-        x, y, w, h = die["bbox"]
-        inside = [c for c in found if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h]
+        inside = in_box(die["bbox"], found)
         assert len(inside) == 1, f"die at {die['bbox']} found {len(inside)} times"
     assert len(found) == len(row["dice"]) and not any(STACKED in c.flags for c in found)
 
@@ -187,11 +190,7 @@ def test_touching_dice_on_a_real_photo_are_split(byler_truth):
     # two pairs of touching dice (black+white, red+white) and two lone dice on the white board
     row = next(r for r in byler_truth if r["image"].endswith("IMG_20191209_100054.jpg"))
     found = find_dice(cv2.imread(row["path"]))
-    centres = [c.center for c in found]
-    pairs = 0
-    for die in row["dice"]:
-        x, y, w, h = die["bbox"]
-        pairs += sum(1 for cx, cy in centres if x <= cx <= x + w and y <= cy <= y + h) >= 1
+    pairs = sum(1 for die in row["dice"] if in_box(die["bbox"], found))
     assert pairs >= 5, "touching dice must come out as separate candidates"
 
 
@@ -211,8 +210,7 @@ def test_white_dice_on_the_white_board_are_found_by_their_pips(byler_truth, name
     found = find_dice(cv2.imread(row["path"]))
     hits = []
     for die in row["dice"]:
-        x, y, w, h = die["bbox"]
-        hits.append(sum(1 for c in found if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h))
+        hits.append(len(in_box(die["bbox"], found)))
     assert all(h >= 1 for h in hits), f"{name}: dice missed: {hits}"
     exact = all(h == 1 for h in hits) and len(found) == len(row["dice"])
     assert exact or any(c.flags for c in found)
@@ -226,8 +224,7 @@ def test_a_pale_die_whose_pips_lie_closer_than_their_ring_is_found_by_its_pips(b
     assert row["split"] == "train"
     found = find_dice(cv2.imread(row["path"]))
     for die in row["dice"]:
-        x, y, w, h = die["bbox"]
-        inside = [c for c in found if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h]
+        inside = in_box(die["bbox"], found)
         assert len(inside) == 1, f"die at {die['bbox']} found {len(inside)} times"
 
 
@@ -356,8 +353,7 @@ def test_soft_shadows_cut_from_a_cluster_are_not_reported_as_dice(byler_truth, n
     found = find_dice(cv2.imread(row["path"]))
     assert len(row["dice"]) == dice
     for die in row["dice"]:
-        x, y, w, h = die["bbox"]
-        assert sum(1 for c in found if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h) == 1
+        assert len(in_box(die["bbox"], found)) == 1
     assert len(found) == dice and not any(c.flags for c in found)
 
 
@@ -390,9 +386,8 @@ def test_a_shadow_piece_holding_bits_of_pips_is_flagged_never_counted(byler_trut
     found = find_dice(cv2.imread(row["path"]))
     counted = [c for c in found if not c.flags]
     for die in row["dice"]:
-        x, y, w, h = die["bbox"]
-        assert any(x <= c.center[0] <= x + w and y <= c.center[1] <= y + h for c in found)
-        assert sum(1 for c in counted if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h) <= 1
+        assert in_box(die["bbox"], found)
+        assert len(in_box(die["bbox"], counted)) <= 1
     assert len(counted) <= len(row["dice"])
 
 
@@ -474,6 +469,5 @@ def test_a_white_die_at_phone_size_is_not_cut_into_pip_found_halves(byler_truth)
     assert len(fours) == 2
     for die in fours:
         x, y, w, h = die["bbox"]
-        x0, y0, x1, y1 = x * scale + pad, y * scale, (x + w) * scale + pad, (y + h) * scale
-        inside = [c for c in found if x0 <= c.center[0] <= x1 and y0 <= c.center[1] <= y1]
+        inside = in_box((x * scale + pad, y * scale, w * scale, h * scale), found)
         assert len(inside) == 1, f"4 at {die['bbox']} found {len(inside)} times"
