@@ -23,6 +23,13 @@ def in_box(box, candidates):
     return [c for c in candidates if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h]
 
 
+def assert_each_die_found_once(row, found):
+    """Every die of a real photo's truth row has exactly one candidate in its box."""
+    for die in row["dice"]:
+        inside = in_box(die["bbox"], found)
+        assert len(inside) == 1, f"{row['image']}: die at {die['bbox']} found {len(inside)} times"
+
+
 @pytest.mark.parametrize("seed,n_dice", [(0, 6), (2, 15), (4, 10), (6, 6), (9, 6), (12, 6)])
 def test_every_die_on_a_synthetic_tray_is_found_once(seed, n_dice):
     image, truth = synth.render_tray(seed, n_dice)
@@ -134,9 +141,7 @@ def test_empty_tray_outline_is_found_on_a_real_photo(byler_dir):
 def test_real_photos_every_die_found_once(byler_truth, name):
     row = next(r for r in byler_truth if r["image"].endswith(name))
     found = find_dice(cv2.imread(row["path"]))
-    for die in row["dice"]:
-        inside = in_box(die["bbox"], found)
-        assert len(inside) == 1, f"{name}: die at {die['bbox']} found {len(inside)} times"
+    assert_each_die_found_once(row, found)
     assert len(found) == len(row["dice"])
 
 
@@ -155,9 +160,7 @@ def test_a_real_die_with_its_shadow_in_one_blob_is_one_clean_die(byler_truth, na
     row = next(r for r in byler_truth if r["image"].endswith(name))
     assert row["split"] == "train"
     found = find_dice(cv2.imread(row["path"]))
-    for die in row["dice"]:
-        inside = in_box(die["bbox"], found)
-        assert len(inside) == 1, f"{name}: die at {die['bbox']} found {len(inside)} times"
+    assert_each_die_found_once(row, found)
     assert len(found) == len(row["dice"]) and not any(c.flags for c in found)
 
 
@@ -168,9 +171,7 @@ def test_a_markless_piece_without_die_body_does_not_spoil_a_real_clusters_cut(by
     row = next(r for r in byler_truth if r["image"].endswith("IMG_20191208_111642.jpg"))
     assert row["split"] == "train"
     found = find_dice(cv2.imread(row["path"]))
-    for die in row["dice"]:
-        inside = in_box(die["bbox"], found)
-        assert len(inside) == 1, f"die at {die['bbox']} found {len(inside)} times"
+    assert_each_die_found_once(row, found)
     assert len(found) == len(row["dice"]) and not any(STACKED in c.flags for c in found)
 
 
@@ -223,9 +224,7 @@ def test_a_pale_die_whose_pips_lie_closer_than_their_ring_is_found_by_its_pips(b
     row = next(r for r in byler_truth if r["image"].endswith("IMG_20191209_095647.jpg"))
     assert row["split"] == "train"
     found = find_dice(cv2.imread(row["path"]))
-    for die in row["dice"]:
-        inside = in_box(die["bbox"], found)
-        assert len(inside) == 1, f"die at {die['bbox']} found {len(inside)} times"
+    assert_each_die_found_once(row, found)
 
 
 def test_candidates_closer_than_a_die_side_are_flagged_stacked():
