@@ -35,9 +35,7 @@ is flagged stacked when the lower die's edge shows beside the top face in anothe
 the top's hue, nor the board's, which a shadow has), or as a white or black die far brighter or
 darker than the board (on a dark board: darker than half its lightness, more than a shadow
 darkens it); one of the same colour is not caught, nor one whose colour differs from the
-top's only in lightness (a dark marbled die under a purple one). Such a die is also flagged
-stacked when the detector, looking once at the whole working copy, scores it as one of a stack
-(`STACKED_SCORE`): about 40 % of stacked dice on crowded synthetic trays, 0.4 % of flat ones.
+top's only in lightness (a dark marbled die under a purple one).
 Coordinates in the returned candidates are in the original photo's pixels.
 """
 from __future__ import annotations
@@ -89,7 +87,6 @@ SMOOTH_MARGIN = 0.15          # ...this far (usual die sides) in from its outlin
 MARK_SCALE = 0.06             # blur (in blob sides) at about a pip's scale: a die's detail there is...
 GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarter side (a glow: a tenth)
 SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
-NET_STACK_REACH = 0.5        # a detected die this near a candidate's centre (usual sides) is that die
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
 UNDER_CHROMA = 10.0           # least Lab chroma for a hue to count (greys have none)
@@ -185,7 +182,6 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
             if _lone_die(blob, expected, lum):
                 region = (blob.mask, blob.x0, blob.y0)
                 candidates.append(_candidate(region, (OUTSIDE,), hsv, view.small.shape, view.scale))
-    candidates = _flag_net_stacked(candidates, view, expected)
     candidates = _flag_crowded([_top_face(image, c) for c in candidates], blank)
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
     return candidates
@@ -207,26 +203,6 @@ def _survey(image: np.ndarray, calibration=None):
     blobs = _blobs(on_tray, view.min_side, view.max_side)
     expected = _expected_side(blobs, calibration, view.scale, view.min_side, view.lab[..., 0])
     return view, tray_mask, on_tray, expected
-
-
-def _flag_net_stacked(candidates: list[Candidate], view: _WorkingCopy, expected: float) -> list[Candidate]:
-    """A die resting almost squarely on another looks like one die: flagged stacked when the
-    detector, looking once at the whole working copy (the context it was trained on: a die
-    among its neighbours, not a lone die's crop), gives the detected die nearest its centre
-    (within half a die) a stacked score of `STACKED_SCORE` or more."""
-    found = detect_dice(view.lab, expected)
-    if not len(found.centres):
-        return candidates
-    flagged = []
-    for cand in candidates:
-        if OUTSIDE not in cand.flags and STACKED not in cand.flags:
-            x, y = ((np.asarray(cand.center) + 0.5) * view.scale - 0.5)
-            gaps = np.hypot(found.centres[:, 0] - x, found.centres[:, 1] - y)
-            i = int(np.argmin(gaps))
-            if gaps[i] < NET_STACK_REACH * expected and found.stacked[i] >= STACKED_SCORE:
-                cand = replace(cand, flags=cand.flags + (STACKED,))
-        flagged.append(cand)
-    return flagged
 
 
 def _flag_crowded(candidates: list[Candidate], blank: list[Candidate] = ()) -> list[Candidate]:

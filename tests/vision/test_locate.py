@@ -283,28 +283,6 @@ def test_a_die_resting_on_another_is_flagged_not_counted(seed):
         assert hit and all(c.flags for c in hit)
 
 
-def test_a_die_resting_squarely_on_another_in_a_crowded_tray_is_flagged_by_the_detector():
-    # crowded synthetic tray 247: the upper die hides the lower one but for its shading, so the
-    # outline is one die's; only the detector's stacked score (0.90 seen on the whole tray) tells
-    image, truth = synth.render_tray(247, 9, clusters=0.9, hard=True)
-    found = find_dice(image)
-    stacked = [d for d in truth if "stacked" in d["flags"]]
-    assert stacked
-    for die in stacked:
-        hits = matches(die, found)
-        assert hits and all(STACKED in c.flags for c in hits)
-
-
-@pytest.mark.parametrize("name", ["IMG_20191209_100054.jpg", "IMG_20191208_112857.jpg"])
-def test_flat_dice_touching_on_a_real_photo_are_not_flagged_stacked(byler_truth, name):
-    # byler train: two touching pairs (100054) and the die the detector scores most like a stack
-    # among the train split's flat dice (112857, 0.67): all lie flat, none is flagged
-    row = next(r for r in byler_truth if r["image"].endswith(name))
-    found = find_dice(cv2.imread(row["path"]))
-    assert len(found) == len(row["dice"])
-    assert not any(c.flags for c in found)
-
-
 @pytest.mark.parametrize("seed,n_dice", [(20240008, 9), (20240002, 17)])
 def test_a_lamps_hot_spot_seen_from_below_is_not_cut_into_dice(seed, n_dice):
     # from below, the lamp shines through the clear tray as a bright smooth spot around some dice:
