@@ -96,8 +96,9 @@ class Detections:
     * `stacked`: chance that the die is one of a stack (it rests on another, or one rests on it;
       a pair usually gives one peak). At `STACKED_SCORE` (0.9) it catches about half the stacked
       pairs on synthetic trays with under 1 % false alarms on flat synthetic dice and none on
-      real ones: flag the die `stacked` (and the die it overlaps). At 0.8: about 70 % of pairs,
-      about 2 % false alarms: worth it with a second cue (two centres too close, a die bigger
+      real ones; but it takes the boxed set's paco faces for stacks too, so the locator only
+      lets it refuse a cut, never flag a die by it alone. At 0.8: about 70 % of pairs, about 2 %
+      false alarms: worth it with a second cue (two centres too close, a die bigger
       than its neighbours). On the stacked pairs among issue 4's `ok`-and-wrong trays it gives
       0.90, 0.88, 0.86, 0.84, 0.65. A low score proves nothing: many pairs score low.
     * `on_edge`: chance that the die stands on an edge or leans. At `EDGE_SCORE` (0.5) about half
