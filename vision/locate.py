@@ -515,7 +515,7 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
             # die's seen at a slant: leaning when the detector sees a die on its edge there too
             lens = off_axis / (WIDEST_LENS * max(lab.shape[:2]))
             if not leaning and along + 1 > (1 + lens + ALONG_STRETCH) * (across + 1) and not _seen_at_a_slant(blob, lab):
-                _, on_edge = _detections(blob, expected, lab)
+                on_edge = _blob_detections(blob, expected, lab).on_edge
                 leaning = bool(len(on_edge)) and float(on_edge.max()) >= EDGE_SCORE
         if leaning:
             flags = (EDGE,)
@@ -888,13 +888,7 @@ def _one_die_in_body(blob: _Blob, centre: np.ndarray, expected: float,
 def _detected_centres(blob: _Blob, expected: float, lab: np.ndarray) -> np.ndarray:
     """The die centres (N×2, x y in the blob's box) that `vision.detect` sees inside the blob,
     looking at the blob's box and half a die around it."""
-    return _detections(blob, expected, lab)[0]
-
-
-def _detections(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`_detected_centres`, and the net's chance (N) that each of those dice stands on an edge."""
-    found = _blob_detections(blob, expected, lab)
-    return found.centres, found.on_edge
+    return _blob_detections(blob, expected, lab).centres
 
 
 def _blob_detections(blob: _Blob, expected: float, lab: np.ndarray) -> Detections:
