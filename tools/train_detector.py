@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from companion.bench_vision import real_truth  # noqa: E402
-from train_faces import BYLER, byler_quad, byler_records, held_out  # noqa: E402
+from train_faces import BYLER, byler_quad, byler_records, export_probabilities, held_out  # noqa: E402
 from vision import detect, locate, synth  # noqa: E402
 
 CROP = 80            # training crop side, net input pixels (about five dice)
@@ -373,18 +373,9 @@ def export_onnx(net, path: str) -> None:
     """The net with its sigmoids, two outputs (per-cell heads, body mask), any input size."""
     import torch
 
-    class Probabilities(torch.nn.Module):
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, t):
-            heads, body = self.inner(t)
-            return torch.sigmoid(heads), torch.sigmoid(body)
-
-    torch.onnx.export(Probabilities(net).eval(), torch.zeros(1, 3, CROP, CROP), path, dynamo=False,
-                      input_names=["lab"], output_names=["heads", "body"],
-                      dynamic_axes={"lab": {2: "h", 3: "w"}, "heads": {2: "h4", 3: "w4"}, "body": {2: "h2", 3: "w2"}})
+    export_probabilities(net, lambda outputs: tuple(torch.sigmoid(o) for o in outputs),
+                         torch.zeros(1, 3, CROP, CROP), path, ("lab", "heads", "body"),
+                         {"lab": {2: "h", 3: "w"}, "heads": {2: "h4", 3: "w4"}, "body": {2: "h2", 3: "w2"}})
     heads, body = detect.CentreModel(Path(path)).run(np.full((64, 96, 3), 128, np.uint8))
     assert heads.shape == (len(detect.HEADS), 16, 24) and body.shape == (32, 48), (heads.shape, body.shape)
 

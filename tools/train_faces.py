@@ -527,9 +527,9 @@ def fit_cnn(crops: np.ndarray, y: np.ndarray, seed: int, epochs: int):
     return net.eval()
 
 
-def export_probabilities(net, squash, example, path: str, names: tuple[str, str], dynamic_axes: dict) -> None:
+def export_probabilities(net, squash, example, path: str, names: tuple[str, ...], dynamic_axes: dict) -> None:
     """Export `net` followed by `squash` (logits -> probabilities) to ONNX for cv2.dnn (the
-    detector's training script uses it too)."""
+    detector's training script uses it too). `names`: the input's, then each output's."""
     import torch
 
     class Probabilities(torch.nn.Module):
@@ -541,7 +541,7 @@ def export_probabilities(net, squash, example, path: str, names: tuple[str, str]
             return squash(self.inner(t))
 
     torch.onnx.export(Probabilities(net).eval(), example, path, dynamo=False,
-                      input_names=[names[0]], output_names=[names[1]], dynamic_axes=dynamic_axes)
+                      input_names=[names[0]], output_names=list(names[1:]), dynamic_axes=dynamic_axes)
 
 
 def export_onnx(net, path: str) -> None:
