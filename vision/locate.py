@@ -863,10 +863,10 @@ def _one_die_in_body(blob: _Blob, centre: np.ndarray, expected: float,
     body = (found.body >= 0.5) & blob.mask
     if body.sum() > ONE_DIE_BODY * float(found.sides[i]) ** 2:
         return None
-    count, pieces, stats, _ = cv2.connectedComponentsWithStats(body.astype(np.uint8), connectivity=8)
-    if count < 2:
+    pieces, stats = _components(body.astype(np.uint8), 8)
+    if not len(stats):
         return None
-    part = pieces == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    part = pieces == 1 + int(np.argmax(stats[:, 4]))
     cx, cy = np.round(centre).astype(int)
     die = _Blob(part, blob.x0, blob.y0)
     if not part[min(cy, part.shape[0] - 1), min(cx, part.shape[1] - 1)] or part.sum() < 0.5 * expected * expected:
