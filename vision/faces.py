@@ -20,10 +20,13 @@ outline, or the outline as given) on the classifier's first choice, no cut showi
 more pips. A read the classifier is less than sure of, and an ace, is checked
 again on the die's outline as the locator gave it (a misplaced top face shows part of another
 face) and, for the first, on a cut 0.85 times that outline (a side's pips in the crop add up
-to a bigger count) and over four turns of the face (part of a die cut as a die). Otherwise the
-answer is `None`: the die is flagged unreadable and re-rolled rather than guessed. A picture
-face (a paco toucan, a skull, an emblem) is only read when the calibration holds templates made
-by `teach`; an untaught picture is never counted. The rule in full, with its measured figures:
+to a bigger count) and over four turns of the face (part of a die cut as a die). A face still
+refused is read again, every rule applied, on the top face of a tighter plastic cut (on marbled
+plastic the usual cut runs into the die's sides), when that names the classifier's first choice
+and no look of the counter shows more pips. Otherwise the answer is `None`: the die is flagged
+unreadable and re-rolled rather than guessed. A picture face (a paco toucan, a skull, an
+emblem) is only read when the calibration holds templates made by `teach`; an untaught picture
+is never counted. The rule in full, with its measured figures:
 models/README.md.
 """
 from __future__ import annotations
@@ -82,6 +85,13 @@ AMBIGUOUS_PROB = 0.98
 # 0.84 and up, emblems 0.71 and up; pip faces reach 0.61 against pacos and 0.70 against emblems.
 MIN_TEMPLATE_SCORE = 0.65
 SURE_TEMPLATE_SCORE = 0.85
+# A face still refused is read again on a tighter top face (on marbled plastic the usual cut runs
+# into the die's sides): plastic cut at these multiples of the face's own texture (widest first),
+# at least TIGHTER_FLOOR, the square under TIGHTER_MAX_SIDE of the outline. Set on byler-d6 TRAIN
+# photos (round 5): cutting from 1.6 first reads a marbled ace with a side pip as a 2.
+TIGHTER_SPREADS = (2.0, 1.6, 1.3)
+TIGHTER_FLOOR = 12.0
+TIGHTER_MAX_SIDE = 0.92
 
 
 def _pattern_signature(points: list[tuple[float, float]]) -> np.ndarray:
@@ -147,6 +157,30 @@ def top_face_quad(image_bgr: np.ndarray, corners) -> np.ndarray:
 
 
 def _top_face(image_bgr: np.ndarray, quad: np.ndarray) -> np.ndarray:
+    matrix, dist, core = _plastic_distance(image_bgr, quad)
+    square = _plastic_square(matrix, dist, max(16.0, 2.5 * core), np.inf)
+    return quad if square is None else square
+
+
+def _tighter_top_face(image_bgr: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
+    """A top face clearly smaller than the outline, from a tighter plastic cut, or None.
+
+    On marbled or swirled dice the plastic's own texture sets the usual cut so wide that the
+    top face's region runs into the die's sides (and the board beyond), so `_top_face` keeps the
+    whole outline; a cut at a smaller multiple of that texture often stops at the face's edge.
+    The first cut (widest first: closest to the crops the classifier was taught on) that gives
+    a plausible square under TIGHTER_MAX_SIDE of the outline decides."""
+    matrix, dist, core = _plastic_distance(image_bgr, quad)
+    for spread in TIGHTER_SPREADS:
+        square = _plastic_square(matrix, dist, max(TIGHTER_FLOOR, spread * core), TIGHTER_MAX_SIDE)
+        if square is not None:
+            return square
+    return None
+
+
+def _plastic_distance(image_bgr: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """The outline warped to a REFINE_SIDE square: (the warp, each pixel's colour distance from
+    the plastic at the centre, the median of that distance over the centre: the texture)."""
     side = REFINE_SIDE
     target = np.float32([[0, 0], [side - 1, 0], [side - 1, side - 1], [0, side - 1]])
     matrix = cv2.getPerspectiveTransform(quad, target)
@@ -159,19 +193,27 @@ def _top_face(image_bgr: np.ndarray, quad: np.ndarray) -> np.ndarray:
     diff = colours - body
     dist = np.sqrt(diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
     core = float(np.partition(dist[c0:c1, c0:c1].ravel(), half)[half])
-    plastic = (dist < max(16.0, 2.5 * core)).astype(np.uint8)
+    return matrix, dist, core
+
+
+def _plastic_square(matrix: np.ndarray, dist: np.ndarray, cut: float, largest: float) -> np.ndarray | None:
+    """The minimum-area square of the plastic region (distance under `cut`, pips filled in)
+    around the centre, back in image corners; None unless it is a plausible square of at most
+    `largest` times the outline's side."""
+    side = dist.shape[0]
+    plastic = (dist < cut).astype(np.uint8)
     plastic = cv2.morphologyEx(plastic, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     _, labels = cv2.connectedComponents(plastic, connectivity=4)
     centre_label = labels[side // 2 - 3:side // 2 + 4, side // 2 - 3:side // 2 + 4].ravel()
     centre_label = centre_label[centre_label > 0]
     if len(centre_label) == 0:
-        return quad
+        return None
     region = (labels == np.bincount(centre_label).argmax()).astype(np.uint8)
     contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     hull = cv2.convexHull(max(contours, key=cv2.contourArea))  # fills the pips back in
     (cx, cy), (w, h), angle = cv2.minAreaRect(hull)
-    if min(w, h) < 0.5 * side or max(w, h) > 1.3 * min(w, h):
-        return quad
+    if min(w, h) < 0.5 * side or max(w, h) > 1.3 * min(w, h) or max(w, h) > largest * side:
+        return None
     s = min(max(w, h) * 1.04, side)  # shading rounds the face's edges off a little
     half = s / 2
     cx, cy = min(max(cx, half), side - half), min(max(cy, half), side - half)  # stay inside the outline
@@ -436,7 +478,32 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
                                 for scale in (1.0, 0.85, 1.2)]
         return cut_again[index]
 
-    return read_crops(crops, calibration, other_cuts)
+    reads, probs, first_counts = _read_crops(crops, calibration, other_cuts)
+    again = [i for i, read in enumerate(reads) if read.value is None and read.kind == "pips"
+             and int(np.argmax(probs[i])) != OTHER_CLASS]
+    tighter = {i: quad for i in again if (quad := _tighter_top_face(image_bgr, outlines[i])) is not None}
+    if tighter:
+        redo = list(tighter)
+        second, _, _ = _read_crops([_cut(image_bgr, tighter[i], view) for i in redo], calibration,
+                                   lambda k: other_cuts(redo[k]))
+        for i, read in zip(redo, second):
+            if _tighter_read_stands(read, probs[i], first_counts[i], other_cuts(i)):
+                reads[i] = read
+    return reads
+
+
+def _tighter_read_stands(read: FaceRead, probs: np.ndarray, first_count: tuple[int, float],
+                         cuts: list[np.ndarray]) -> bool:
+    """Whether a read on the tighter top face (`_tighter_top_face`, every rule applied there) may
+    replace the refusal: it names the classifier's first choice on the first crop, and the
+    counter vetoes as in `_agree_on_other_cuts` on none of its looks at the die (first crop,
+    outline as given, 0.85 times it): a tighter cut can leave out a faint pip, never add one (a
+    dark blue 3 whose faint middle pip the tighter cut leaves out reads as a 2 there)."""
+    expected = int(np.argmax(probs))
+    if read.kind != "pips" or read.value != expected:
+        return False
+    looks = [first_count] + [count_pips(_canonical(cut)) for cut in cuts[:2]]
+    return not any(_vetoes(count, layout_error, expected) for count, layout_error in looks)
 
 
 def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> list[FaceRead]:
@@ -444,8 +511,14 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
 
     `other_cuts(i)`, when given, returns other cuts of die i for `_second_look` (sides of the
     die in view, a pip clipped by the first cut)."""
+    return _read_crops(crops, calibration, other_cuts)[0]
+
+
+def _read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None):
+    """`read_crops`, also returning what the next step needs: the classifier's probabilities and
+    the counter's (count, layout error) on each crop."""
     if not crops:
-        return []
+        return [], [], []
     crops = [_canonical(c) for c in crops]
     offsets = [_colour_offsets(c) for c in crops]
     probs = load_model().probabilities(np.stack([_net_input(*o) for o in offsets]))
@@ -494,7 +567,7 @@ def read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None) -> li
         for i, read in enumerate(reads):  # a lone pip must still be alone on the die's whole outline
             if read.value == 1 and read.kind == "pips" and not _ace_stands_alone(other_cuts(i)):
                 reads[i] = FaceRead(None, 0.0, "pips")
-    return reads
+    return reads, probs, first_counts
 
 
 def _agree_on_other_cuts(probs: list[np.ndarray], first_counts: list[tuple[int, float]],
