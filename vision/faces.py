@@ -286,8 +286,10 @@ def _count_pips(diff: np.ndarray, dist: np.ndarray, contrast: float) -> tuple[in
     if best[1] > 0.0:  # blurred pips may merge: a higher cut separates them
         higher = _pips_at(scaled, low + 0.4 * (255.0 - low), diff)
         if higher[1] < best[1]:
-            # a faint middle pip seen at the first cut is not unseen by a higher one
-            best = (higher[0], max(higher[1], FAINT_MIDDLE)) if best[1] == AMBIGUOUS else higher
+            # a faint middle pip seen at the first cut is not unseen by a higher one; a 6 has no
+            # bigger count it could be hiding, and its middle pair is where the first cut saw marks
+            faint = best[1] == AMBIGUOUS and higher[0] != 6
+            best = (higher[0], max(higher[1], FAINT_MIDDLE)) if faint else higher
     return best
 
 

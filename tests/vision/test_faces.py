@@ -434,3 +434,15 @@ def test_tighter_top_face_never_reads_an_ace_with_a_side_pip_as_a_two(byler_dir)
     image = cv2.imread(str(byler_dir / "images" / "IMG_20191208_111228.jpg"))
     outline = [(430.83, 138.61), (455.6, 146.87), (448.43, 168.37), (423.66, 160.11)]
     assert faces.read_face(image, candidate(outline), "above").value in (None, 1)
+
+
+def test_six_clean_at_the_counters_higher_cut_is_read():
+    """A 6 on a hard synthetic tray (seed 96113, seen from below): the counter's first cut
+    merges pips and shows marks where a 4's middle or a 6's middle pair would be; its higher cut
+    finds a clean 6. A faint mark cannot hide a bigger count than 6, so the 6 keeps its own
+    layout error (it was taken for a 2 or 4 with a faint middle pip and refused at 0.95)."""
+    image, truth = synth.render_tray(96113, 25, view="below", hard=True)
+    die = next(d for d in countable(truth) if np.allclose(d["corners"][0], (841.95, 481.32), atol=0.01))
+    count, layout_error = faces.count_pips(faces.cut_face(image, die["corners"], "below"))
+    assert count == 6 and layout_error < faces.FAINT_MIDDLE
+    assert faces.read_face(image, candidate(die["corners"]), "below").value == die["seen"] == 6
