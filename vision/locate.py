@@ -8,6 +8,10 @@ side, or touching dice. Touching dice are cut around the die centres a small lea
 (`vision.detect`) sees in the blob, when every part is then a square die with a square top
 face and all that is left is shadow; else by k-means over position and colour into the fewest
 similar squares, a part flagged where k-means and the detector disagree on the dice it holds.
+A blob far bigger than the dice the detector sees in it (a tray's wall, rim or a lamp's glow
+with dice against it) is not given to k-means, whose cost grows with its area times the counts
+tried (seconds): each detected die's body is cut out and judged as a lone die, and the rest is
+cut into die-sized tiles, a tile with die body and marks flagged, the rest dropped.
 A long lone outline is a die on its edge unless it is a flat die seen off the camera's axis:
 its top face square and as wide as the blob, lying outward, with its sides (of its own colour,
 or a shadow) toward the photo's centre, stretched no more than a phone's lens shows. A
@@ -40,7 +44,7 @@ Coordinates in the returned candidates are in the original photo's pixels.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import cv2
@@ -100,6 +104,9 @@ COLOUR_WEIGHT = 0.5           # how far apart (in die sides) k-means sees two cl
 KMEANS_POINTS_PER_DIE = 250   # pixels per die that k-means fits its centres on
 KMEANS_ATTEMPTS = 2           # k-means restarts (the best is kept)
 MAX_SPLIT_TRIES = 10          # dice counts tried when cutting one cluster
+KMEANS_MOST_AREA = 12.0       # a blob this much bigger (usual die areas) than its detected dice...
+DIE_AND_SHADOW = 2.0          # ...each with its shadow, this big, is cut without k-means
+CUT_EDGE_SCORE = 0.3          # most on-edge score (the net's) of a die cut from such a blob, its outline rough
 DIE_REACH = 0.8               # farthest a die's pixel lies from its detected centre (usual die sides)
 DETECTED_FILL = 0.62          # least a part cut around a detected centre fills its rectangle (its cut is ragged)
 DETECTED_TOP_ASPECT = 1.35    # ...and longest its top face may be (it may show a neighbour's edge)
@@ -128,6 +135,9 @@ class _Blob:
     mask: np.ndarray          # bool, cropped to the blob's bounding box
     x0: int
     y0: int
+    # what was measured on it already (the detector's view, its top face, its detail): a blob
+    # belongs to one working copy, and several tests ask the same of it
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def area(self) -> int:
@@ -210,17 +220,20 @@ def _flag_crowded(candidates: list[Candidate], blank: list[Candidate] = ()) -> l
     close are one die cut in two, or a die resting on another, so both are flagged stacked. So
     is a candidate that close to a plain piece cut from its cluster (no die by itself, but
     maybe the blank side of a die on its edge)."""
-    crowded = set()
     everything = list(candidates) + list(blank)
-    for i, a in enumerate(candidates):
-        for j in range(i + 1, len(everything)):
-            b = everything[j]
-            if OUTSIDE in a.flags or OUTSIDE in b.flags:
-                continue
-            gap = np.hypot(a.center[0] - b.center[0], a.center[1] - b.center[1])
-            if gap < MIN_CENTRE_GAP * (min(a.size, b.size) if j < len(candidates) else a.size):
-                crowded.update((i, j))
-    return [replace(c, flags=tuple(dict.fromkeys(c.flags + (STACKED,)))) if i in crowded else c
+    n = len(candidates)
+    if not n:
+        return []
+    centres = np.array([c.center for c in everything], np.float64)
+    sizes = np.array([c.size for c in everything], np.float64)
+    inside = np.array([OUTSIDE not in c.flags for c in everything])
+    gaps = np.hypot(centres[:n, None, 0] - centres[None, :, 0], centres[:n, None, 1] - centres[None, :, 1])
+    # between two candidates the smaller die's side counts; beside a plain piece, the die's own
+    reach = np.minimum(sizes[:n, None], sizes[None, :])
+    reach[:, n:] = sizes[:n, None]
+    close = np.triu(gaps < MIN_CENTRE_GAP * reach, 1) & inside[:n, None] & inside[None, :]
+    crowded = close.any(axis=1) | close.any(axis=0)[:n]
+    return [replace(c, flags=tuple(dict.fromkeys(c.flags + (STACKED,)))) if crowded[i] else c
             for i, c in enumerate(candidates)]
 
 
@@ -454,9 +467,14 @@ def _squareness(mask: np.ndarray) -> tuple[float, float, tuple]:
     return float(mask.sum()) / (w * h), max(w, h) / min(w, h), rect
 
 
+def _padded(mask: np.ndarray) -> np.ndarray:
+    """A uint8 mask with a one-pixel border of zeros (np.pad's result, in a tenth of its time)."""
+    return cv2.copyMakeBorder(mask, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
+
+
 def _thickness(mask: np.ndarray) -> float:
     """Diameter of the largest disc that fits inside the blob."""
-    return 2.0 * float(cv2.distanceTransform(np.pad(mask.astype(np.uint8), 1), cv2.DIST_L2, 3).max())
+    return 2.0 * float(cv2.distanceTransform(_padded(mask.astype(np.uint8)), cv2.DIST_L2, 3).max())
 
 
 def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: float, lum: np.ndarray) -> float:
@@ -679,10 +697,16 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool
 def _top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
     """The even plastic around the blob's deepest point, pips filled in (uint8 mask, the blob's
     box): a lone die's top face."""
+    if "top" not in blob.memo:
+        blob.memo["top"] = _find_top_region(blob, lab)
+    return blob.memo["top"]
+
+
+def _find_top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
     h, w = blob.mask.shape
     mask8 = blob.mask.astype(np.uint8)
     crop = lab[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w].astype(np.float32)
-    depth = cv2.distanceTransform(np.pad(mask8, 1), cv2.DIST_L2, 3)[1:-1, 1:-1]
+    depth = cv2.distanceTransform(_padded(mask8), cv2.DIST_L2, 3)[1:-1, 1:-1]
     core = depth >= 0.6 * depth.max()
     body = np.array([_median(channel) for channel in crop[core].T])
     dist = np.linalg.norm(crop - body, axis=2)
@@ -783,6 +807,8 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
         cut = _cut_at_centres(blob, centres, colour, expected, lab)
         if cut is not None:
             return cut
+    if ratio - DIE_AND_SHADOW * len(centres) > KMEANS_MOST_AREA:
+        return _cut_in_tiles(blob, centres, colour, expected, lab)
     for k in np.unique(np.round(np.linspace(first, last, min(MAX_SPLIT_TRIES, last - first + 1)))).astype(int):
         if k > blob.area / 4:
             break
@@ -845,6 +871,77 @@ def _cut_at_centres(blob: _Blob, centres: np.ndarray, colour: np.ndarray, expect
     return parts + rest, good + [False] * len(rest), [True] * len(parts) + [False] * len(rest)
 
 
+def _cut_in_tiles(blob: _Blob, centres: np.ndarray, colour: np.ndarray, expected: float,
+                  lab: np.ndarray) -> tuple[list[np.ndarray], list[bool], list[bool]]:
+    """A blob too big for k-means, as `_split_cluster` returns it: far bigger than the dice the
+    detector sees in it, it is a tray's wall or rim, its shadow or a lamp's glow, with dice
+    against it, and k-means' cost grows with the area times the dice counts tried (seconds for
+    one such blob). Each detected die gets the net's die body within its reach
+    (`_nearest_parts`), good when it passes as one flat die by every test a lone die's blob
+    passes, or as a clean part of a cluster the net sees lying flat (else flagged). What is
+    left is cut into die-sized tiles, never good: a tile the net sees no die body in is dropped
+    (the edge of a rim, the table's grain beyond it, however sharp its marks); one with die
+    body and marks (a die the detector missed) is flagged; a plain one is dropped."""
+    found = _blob_detections(blob, expected, lab)
+    body = found.body >= 0.5
+    parts, good, index = [], [], []
+    rest = blob.mask.copy()
+    if len(centres):
+        near, _ = _nearest_parts(blob, centres, colour, expected)
+        for i, (part, (cx, cy)) in enumerate(zip(near, centres)):
+            if not part.any():
+                continue  # a centre whose pixels all lie nearer another's
+            count, pieces = cv2.connectedComponents((part & body).astype(np.uint8), connectivity=8)
+            if count > 1:
+                # the body piece holding the centre, else the biggest
+                sizes = np.bincount(pieces.ravel(), minlength=count)
+                label = pieces[min(int(round(cy)), part.shape[0] - 1), min(int(round(cx)), part.shape[1] - 1)]
+                piece = pieces == (label if label else 1 + int(np.argmax(sizes[1:])))
+                if piece.sum() >= 0.5 * expected * expected:
+                    part = piece
+            parts.append(part)
+            index.append(i)
+            rest &= ~part
+        # each judged as a lone die's blob would be (leaning, on another, seen at a slant...);
+        # one whose outline is too rough for that (the body's edge is soft) still passes as a
+        # part k-means cuts would when the net sees it lie flat, on no other die
+        for i, part, fine in zip(index, parts, _good_parts(parts, expected) if parts else []):
+            die = _cropped(part, blob)
+            good.append(_one_flat_die(die, expected, lab) or (
+                fine and found.on_edge[i] < CUT_EDGE_SCORE and found.stacked[i] < STACKED_SCORE
+                and not _die_underneath(die, lab, expected)))
+    least = SPECK_AREA * expected * expected
+    side = max(2, int(round(expected)))
+    tiles = []
+    for y in range(0, rest.shape[0], side):
+        for x in range(0, rest.shape[1], side):
+            window = rest[y:y + side, x:x + side]
+            if window.sum() < least:
+                continue
+            count, pieces = cv2.connectedComponents(window.astype(np.uint8), connectivity=8)
+            sizes = np.bincount(pieces.ravel(), minlength=count)
+            for label in range(1, count):
+                piece = pieces == label
+                if sizes[label] >= least and float(found.body[y:y + side, x:x + side][piece].mean()) >= NOT_BODY:
+                    tile = np.zeros_like(rest)
+                    tile[y:y + side, x:x + side] = piece
+                    tiles.append(tile)
+    return parts + tiles, good + [False] * len(tiles), [True] * len(parts) + [False] * len(tiles)
+
+
+def _cropped(part: np.ndarray, blob: _Blob) -> _Blob:
+    """A part of a blob (a mask in the blob's box) as a blob of its own, cropped to its box."""
+    ys, xs = np.nonzero(part.any(axis=1))[0], np.nonzero(part.any(axis=0))[0]
+    return _Blob(part[ys[0]:ys[-1] + 1, xs[0]:xs[-1] + 1], blob.x0 + int(xs[0]), blob.y0 + int(ys[0]))
+
+
+def _one_flat_die(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
+    """True when `_split`, taking the blob as one of its own, finds exactly one unflagged die in
+    it: the blob itself."""
+    found = list(_split(blob, expected, lab))
+    return len(found) == 1 and found[0][1] == () and found[0][0][0] is blob.mask
+
+
 def _one_die_in_body(blob: _Blob, centre: np.ndarray, expected: float,
                      lab: np.ndarray) -> tuple[list[np.ndarray], list[bool], list[bool]] | None:
     """A blob with one detected centre cut down to that die, as `_split_cluster` returns it, when
@@ -894,6 +991,13 @@ def _detected_centres(blob: _Blob, expected: float, lab: np.ndarray) -> np.ndarr
 def _blob_detections(blob: _Blob, expected: float, lab: np.ndarray) -> Detections:
     """What `vision.detect` sees of the dice whose centres lie inside the blob, looking at the
     blob's box and half a die around it: centres in the blob's box, body mask cropped to it."""
+    key = ("detections", expected)
+    if key not in blob.memo:
+        blob.memo[key] = _detections_in(blob, expected, lab)
+    return blob.memo[key]
+
+
+def _detections_in(blob: _Blob, expected: float, lab: np.ndarray) -> Detections:
     h, w = blob.mask.shape
     pad = int(np.ceil(0.5 * expected))
     y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
@@ -952,9 +1056,12 @@ def _median(values) -> np.floating:
     half = len(values) // 2
     if len(values) == 0:
         return np.median(values)
+    # the mean of the middle one or two, in the type `.mean()` gives (float64 for integers)
+    kind = values.dtype.type if values.dtype.kind == "f" else np.float64
     if len(values) % 2:
-        return np.partition(values, half)[half:half + 1].mean()
-    return np.partition(values, (half - 1, half))[half - 1:half + 1].mean()
+        return kind(np.partition(values, half)[half])
+    low, high = np.partition(values, (half - 1, half))[half - 1:half + 1]
+    return (kind(low) + kind(high)) / kind(2)
 
 
 def _percentiles(values, percents) -> list[float]:
@@ -1058,6 +1165,13 @@ def _glow(blob: _Blob, lum: np.ndarray, share: float = GLOW_SHARE) -> bool:
 def _detail(blob: _Blob, lum: np.ndarray, blur: float) -> float | None:
     """Spread (Lab L, 3-97 %) of the blob's inside (pip-sized holes included) less its blur at
     `blur` blob sides; None when the blob is too thin to have an inside."""
+    key = ("detail", blur)
+    if key not in blob.memo:
+        blob.memo[key] = _measure_detail(blob, lum, blur)
+    return blob.memo[key]
+
+
+def _measure_detail(blob: _Blob, lum: np.ndarray, blur: float) -> float | None:
     h, w = blob.mask.shape
     inner = blob.inner
     if inner.sum() < 10:
@@ -1268,9 +1382,9 @@ def _candidate(region, flags, hsv, shape, scale) -> Candidate:
         inner = mask
     ys, xs = np.nonzero(inner)
     colour = _colour_name(hsv[ys + y0, xs + x0])
-    ys, xs = np.nonzero(mask)
+    ys, xs = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
     H, W = shape[:2]
-    if xs.min() + x0 <= 1 or ys.min() + y0 <= 1 or xs.max() + x0 >= W - 2 or ys.max() + y0 >= H - 2:
+    if xs[0] + x0 <= 1 or ys[0] + y0 <= 1 or xs[-1] + x0 >= W - 2 or ys[-1] + y0 >= H - 2:
         flags = tuple(flags) + (CUT,)
     inv = 1.0 / scale
     # pixel centres: working pixel i covers original [i*inv, (i+1)*inv)
