@@ -440,16 +440,16 @@ def _components(mask: np.ndarray, connectivity: int) -> tuple[np.ndarray, np.nda
     1, 2..., rows of (x, y, width, height, area), as connectedComponentsWithStats gives them in
     a fifth of its time (OpenCV's statistics cost twenty times the labelling)."""
     _, labels = cv2.connectedComponents(mask, connectivity=connectivity)
-    flat = labels.ravel()
-    where = np.flatnonzero(flat)
-    if len(where) == 0:
+    # the labelled pixels row by row: findNonZero scans a sparse mask far quicker than numpy
+    where = cv2.findNonZero(mask)
+    if where is None:
         return labels, np.zeros((0, 5), np.int64)
-    label = flat[where]
+    xs, ys = where.reshape(-1, 2).astype(np.int64).T
+    label = labels[ys, xs]
     order = np.argsort(label, kind="stable")   # by label, each label's pixels still row by row
-    where, label = where[order], label[order]
+    xs, ys, label = xs[order], ys[order], label[order]
     starts = np.flatnonzero(np.r_[True, label[1:] != label[:-1]])
     ends = np.r_[starts[1:], len(label)]
-    ys, xs = np.divmod(where, labels.shape[1])
     left, right = np.minimum.reduceat(xs, starts), np.maximum.reduceat(xs, starts)
     top, bottom = ys[starts], ys[ends - 1]
     return labels, np.column_stack([left, top, right - left + 1, bottom - top + 1, ends - starts])
