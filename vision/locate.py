@@ -347,23 +347,22 @@ def _check_image(image_bgr) -> np.ndarray:
 
 # --- foreground ---------------------------------------------------------------------------------
 
-def _smooth_background(lab: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
-    """A smooth picture of the empty tray: a coarse median first, then a masked average
-    that ignores the pixels already known to be dice."""
+def _smooth_background(lab: np.ndarray, keep: np.ndarray | None, coarse: np.ndarray,
+                       median: np.ndarray) -> np.ndarray:
+    """A smooth picture of the empty tray: a coarse median first (`median`, of `coarse`, the
+    photo shrunk eightfold), then a masked average that ignores the pixels already known to be
+    dice."""
     h, w = lab.shape[:2]
-    f = 8
-    sw, sh = max(4, w // f), max(4, h // f)
-    coarse = cv2.resize(lab, (sw, sh), interpolation=cv2.INTER_AREA)
     if keep is None:
-        model = cv2.medianBlur(coarse, 9).astype(np.float32)
+        model = median.astype(np.float32)
     else:
+        sh, sw = coarse.shape[:2]
         weight = cv2.resize(keep.astype(np.float32), (sw, sh), interpolation=cv2.INTER_AREA)
         weight = (weight > 0.98).astype(np.float32)
         sigma = 3.0
         num = cv2.GaussianBlur(coarse.astype(np.float32) * weight[..., None], (0, 0), sigma)
         den = cv2.GaussianBlur(weight, (0, 0), sigma)[..., None]
-        fallback = cv2.medianBlur(coarse, 9).astype(np.float32)
-        model = np.where(den > 0.05, num / np.maximum(den, 1e-6), fallback)
+        model = np.where(den > 0.05, num / np.maximum(den, 1e-6), median.astype(np.float32))
     return cv2.resize(model, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
@@ -372,9 +371,12 @@ def _foreground(lab: np.ndarray) -> np.ndarray:
     darkens a little), or brighter (pale dice on a pale board). Holes up to a die's size are
     filled (pips, a pale face inside its darker outline)."""
     labf = lab.astype(np.float32)
+    h, w = lab.shape[:2]
+    coarse = cv2.resize(lab, (max(4, w // 8), max(4, h // 8)), interpolation=cv2.INTER_AREA)
+    median = cv2.medianBlur(coarse, 9)
     keep = None
     for rough in (True, False):
-        diff = labf - _smooth_background(lab, keep)
+        diff = labf - _smooth_background(lab, keep, coarse, median)
         lum = diff[..., 0]
         chroma = cv2.magnitude(np.ascontiguousarray(diff[..., 1]), np.ascontiguousarray(diff[..., 2]))
         # noise levels from every 4th pixel each way: plenty for a median, 16 times less work
@@ -1373,15 +1375,14 @@ def _colour_name(hsv_pixels: np.ndarray) -> str:
 
 def _candidate(region, flags, hsv, shape, scale) -> Candidate:
     mask, x0, y0 = region
-    pts = cv2.findNonZero(mask.astype(np.uint8))
-    rect = cv2.minAreaRect(pts)
+    mask8 = mask.astype(np.uint8)
+    rect = cv2.minAreaRect(cv2.findNonZero(mask8))
     (cx, cy), (w, h), angle = rect
     box = cv2.boxPoints(((cx + x0, cy + y0), (w, h), angle))
-    inner = cv2.erode(mask.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    inner = cv2.erode(mask8, np.ones((3, 3), np.uint8)).astype(bool)
     if inner.sum() < 4:
-        inner = mask
-    ys, xs = np.nonzero(inner)
-    colour = _colour_name(hsv[ys + y0, xs + x0])
+        inner = mask.astype(bool)
+    colour = _colour_name(hsv[y0:y0 + mask.shape[0], x0:x0 + mask.shape[1]][inner])
     ys, xs = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
     H, W = shape[:2]
     if xs[0] + x0 <= 1 or ys[0] + y0 <= 1 or xs[-1] + x0 >= W - 2 or ys[-1] + y0 >= H - 2:
