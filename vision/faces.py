@@ -157,7 +157,11 @@ def top_face_quad(image_bgr: np.ndarray, corners) -> np.ndarray:
 
 
 def _top_face(image_bgr: np.ndarray, quad: np.ndarray) -> np.ndarray:
-    matrix, dist, core = _plastic_distance(image_bgr, quad)
+    return _top_face_in(*_plastic_distances(image_bgr, [quad])[0], quad)
+
+
+def _top_face_in(matrix: np.ndarray, dist: np.ndarray, core: float, quad: np.ndarray) -> np.ndarray:
+    """`_top_face` from the outline's `_plastic_distances`."""
     square = _plastic_square(matrix, dist, max(16.0, 2.5 * core), np.inf)
     return quad if square is None else square
 
@@ -170,7 +174,11 @@ def _tighter_top_face(image_bgr: np.ndarray, quad: np.ndarray) -> np.ndarray | N
     whole outline; a cut at a smaller multiple of that texture often stops at the face's edge.
     The first cut (widest first: closest to the crops the classifier was taught on) that gives
     a plausible square under TIGHTER_MAX_SIDE of the outline decides."""
-    matrix, dist, core = _plastic_distance(image_bgr, quad)
+    return _tighter_top_face_in(*_plastic_distances(image_bgr, [quad])[0])
+
+
+def _tighter_top_face_in(matrix: np.ndarray, dist: np.ndarray, core: float) -> np.ndarray | None:
+    """`_tighter_top_face` from the outline's `_plastic_distances`."""
     for spread in TIGHTER_SPREADS:
         square = _plastic_square(matrix, dist, max(TIGHTER_FLOOR, spread * core), TIGHTER_MAX_SIDE)
         if square is not None:
@@ -178,22 +186,26 @@ def _tighter_top_face(image_bgr: np.ndarray, quad: np.ndarray) -> np.ndarray | N
     return None
 
 
-def _plastic_distance(image_bgr: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """The outline warped to a REFINE_SIDE square: (the warp, each pixel's colour distance from
-    the plastic at the centre, the median of that distance over the centre: the texture)."""
+_REFINE_TARGET = np.float32([[0, 0], [REFINE_SIDE - 1, 0], [REFINE_SIDE - 1, REFINE_SIDE - 1], [0, REFINE_SIDE - 1]])
+
+
+def _plastic_distances(image_bgr: np.ndarray, quads: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Each outline warped to a REFINE_SIDE square: (the warp, each pixel's colour distance from
+    the plastic at the centre, the median of that distance over the centre: the texture).
+    The colour work runs on all outlines' squares at once."""
     side = REFINE_SIDE
-    target = np.float32([[0, 0], [side - 1, 0], [side - 1, side - 1], [0, side - 1]])
-    matrix = cv2.getPerspectiveTransform(quad, target)
-    patch = cv2.warpPerspective(image_bgr, matrix, (side, side), flags=cv2.INTER_AREA)
-    colours = _opponent(cv2.GaussianBlur(patch, (3, 3), 0))
+    matrices = [cv2.getPerspectiveTransform(quad, _REFINE_TARGET) for quad in quads]
+    patches = np.stack([cv2.GaussianBlur(cv2.warpPerspective(image_bgr, matrix, (side, side), flags=cv2.INTER_AREA),
+                                         (3, 3), 0) for matrix in matrices])
+    colours = _opponent(patches)
     c0, c1 = int(side * 0.3), int(side * 0.7)
-    centre = colours[c0:c1, c0:c1].reshape(-1, 3)
-    half = len(centre) // 2
-    body = np.partition(centre, half, axis=0)[half]
-    diff = colours - body
+    centre = colours[:, c0:c1, c0:c1].reshape(len(quads), -1, 3)
+    half = centre.shape[1] // 2
+    body = np.partition(centre, half, axis=1)[:, half]
+    diff = colours - body[:, None, None, :]
     dist = np.sqrt(diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
-    core = float(np.partition(dist[c0:c1, c0:c1].ravel(), half)[half])
-    return matrix, dist, core
+    cores = np.partition(dist[:, c0:c1, c0:c1].reshape(len(quads), -1), half, axis=1)[:, half].tolist()
+    return list(zip(matrices, dist, cores))
 
 
 def _plastic_square(matrix: np.ndarray, dist: np.ndarray, cut: float, largest: float) -> np.ndarray | None:
@@ -227,16 +239,23 @@ def _colour_offsets(face_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray, float
 
     The body colour is the median of the central part of the face: pips cover well under half
     of it, so the median is the plastic, whatever its colour."""
-    colours = _opponent(face_bgr)
-    m = max(1, colours.shape[0] // 8)
-    centre = colours[m:-m, m:-m].reshape(-1, 3)
-    half = len(centre) // 2
-    body = np.partition(centre, half, axis=0)[half]
-    diff = colours - body
+    diff, dist, contrast = _colour_offsets_of(face_bgr[None])
+    return diff[0], dist[0], contrast[0]
+
+
+def _colour_offsets_of(faces_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """`_colour_offsets` of a stack of same-sized faces (N x side x side x 3) at once."""
+    colours = _opponent(faces_bgr)
+    count, side = faces_bgr.shape[:2]
+    m = max(1, side // 8)
+    centre = colours[:, m:-m, m:-m].reshape(count, -1, 3)
+    half = centre.shape[1] // 2
+    body = np.partition(centre, half, axis=1)[:, half]
+    diff = colours - body[:, None, None, :]
     dist = np.sqrt(0.6 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
-    inner = dist[m:-m, m:-m].ravel()
-    k = int(0.97 * (len(inner) - 1))
-    contrast = float(np.partition(inner, k)[k])
+    inner = dist[:, m:-m, m:-m].reshape(count, -1)
+    k = int(0.97 * (inner.shape[1] - 1))
+    contrast = np.partition(inner, k, axis=1)[:, k].tolist()
     return diff, dist, contrast
 
 
@@ -257,13 +276,15 @@ def net_input(face_bgr: np.ndarray) -> np.ndarray:
     contrast, and the colour offsets from the body colour (so colour tells pips from marbling)."""
     if face_bgr.shape[:2] != (CANON, CANON):
         face_bgr = cv2.resize(face_bgr, (CANON, CANON), interpolation=cv2.INTER_AREA)
-    return _net_input(*_colour_offsets(face_bgr))
+    return _net_inputs(*_colour_offsets_of(face_bgr[None]))[0]
 
 
-def _net_input(diff: np.ndarray, dist: np.ndarray, contrast: float) -> np.ndarray:
-    marks = np.clip(dist / max(contrast, MIN_FACE_CONTRAST), 0.0, 1.0)
+def _net_inputs(diff: np.ndarray, dist: np.ndarray, contrast: list[float]) -> np.ndarray:
+    """`_net_input` of a stack of faces' `_colour_offsets_of` at once."""
+    scale = np.float32([max(c, MIN_FACE_CONTRAST) for c in contrast])[:, None, None]
+    marks = np.clip(dist / scale, 0.0, 1.0)
     colour = np.clip(diff / np.float32([50.0, 30.0, 30.0]), -2.0, 2.0)
-    return np.concatenate([marks[..., None], colour], axis=2).astype(np.float32)
+    return np.concatenate([marks[..., None], colour], axis=3).astype(np.float32)
 
 
 def count_pips(face_bgr: np.ndarray) -> tuple[int, float]:
@@ -338,26 +359,36 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
     n, labels, stats, centroids = cv2.connectedComponentsWithStats(mask, connectivity=4)
     if n <= 1:
         return 0, 1.0
-    elongation = _elongations(labels, n, centroids)
+    # the blobs' sizes and places as Python numbers: a face holds a few blobs, and a loop over
+    # them costs less than the many small array operations it replaces (same comparisons: the
+    # sizes are whole numbers, and the area limits are rounded to float32 as before)
     unit = float(side * side)
-    x, y, w, h, area = stats[1:].T.astype(np.float32)
     centres = centroids[1:] / side
-    cx, cy = centres[:, 0], centres[:, 1]
-    touches_rim = (x <= 0) | (y <= 0) | (x + w >= side) | (y + h >= side)
-    central = (np.abs(cx - 0.5) < 0.4) & (np.abs(cy - 0.5) < 0.4)
-    visible = (area >= unit * 0.004) & ~touches_rim & central
-    round_pip = visible & (elongation[1:] <= 1.7) & (area / (w * h) > 0.45) & (area <= unit * 0.22)
-    if not round_pip.any():
+    blobs = stats[1:].tolist()
+    places = centres.tolist()
+    smallest_mark, largest, stray_min = (float(np.float32(unit * share)) for share in (0.004, 0.22, 0.025))
+    visible = [i for i, ((x, y, w, h, area), (cx, cy)) in enumerate(zip(blobs, places))
+               if area >= smallest_mark and x > 0 and y > 0 and x + w < side and y + h < side
+               and abs(cx - 0.5) < 0.4 and abs(cy - 0.5) < 0.4]
+    if not visible:
         return 0, 1.0
-    round_areas = np.sort(area[round_pip])
+    elongation = _elongations(labels, stats[1:, 4], centroids[1:]).tolist()
+    round_pip = [i for i in visible if elongation[i] <= 1.7 and blobs[i][4] / (blobs[i][2] * blobs[i][3]) > 0.45
+                 and blobs[i][4] <= largest]
+    if not round_pip:
+        return 0, 1.0
+    round_areas = sorted(blobs[i][4] for i in round_pip)
     typical = float(round_areas[len(round_areas) // 2])
-    pips = round_pip & (area >= 0.4 * typical) & (area <= 2.5 * typical)
-    core = (np.abs(cx - 0.5) < 0.3) & (np.abs(cy - 0.5) < 0.3)
-    stray = int((visible & ~round_pip & core & (area > unit * 0.025)).sum())
-    count = int(pips.sum())
+    smallest, biggest = float(np.float32(0.4 * typical)), float(np.float32(2.5 * typical))
+    pips = [i for i in round_pip if smallest <= blobs[i][4] <= biggest]
+    rounds = set(round_pip)
+    stray = sum(1 for i in visible if i not in rounds and abs(places[i][0] - 0.5) < 0.3
+                and abs(places[i][1] - 0.5) < 0.3 and blobs[i][4] > stray_min)
+    count = len(pips)
     if count > 6:
         return count, 1.0
-    error = _layout_error(centres[pips], area[pips] / unit)
+    areas = np.float32([blobs[i][4] for i in pips])
+    error = _layout_error(centres[pips], areas / unit)
     if stray:  # a mark that is no pip: a picture, a swirl, a glare streak
         error = max(error, 0.5 + 0.1 * stray)
     if count >= 2:  # one paint for every pip: a blob of another colour is a swirl, not a pip
@@ -367,6 +398,7 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
         spread = float(np.sqrt(((paint[:, None] - paint[None]) ** 2).sum(-1)).max())
         if spread > MAX_PAINT_SPREAD * float(np.sqrt((paint ** 2).sum(1)).mean()):
             error = max(error, 0.6)
+    cx, cy = centres[:, 0], centres[:, 1]
     if count in (2, 4):  # a faint middle pip (glare on it) would make this a 3 or a 5
         centre = np.array([cx[pips].sum() / count, cy[pips].sum() / count])
         if _marked(scaled, centre, level):
@@ -378,8 +410,8 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
         if (halfway[0] and halfway[2]) or (halfway[1] and halfway[3]):
             error = AMBIGUOUS
     if count == 1:  # an ace's pip is a filled disc; a picture's middle (a star, a beak) is not
-        only = int(np.nonzero(pips)[0][0])
-        if area[only] / (w[only] * h[only]) < MIN_ACE_FILL:
+        _, _, w, h, area = blobs[pips[0]]
+        if area / (w * h) < MIN_ACE_FILL:
             error = 1.0
     return count, min(error, 1.0)
 
@@ -396,19 +428,27 @@ def _marked(scaled: np.ndarray, point, level: float) -> bool:
     return bool(spot.size) and float(spot.sum() / spot.size) > MAX_MIDDLE_MARK * level
 
 
-def _elongations(labels: np.ndarray, n: int, centroids: np.ndarray) -> np.ndarray:
-    """Ratio of major to minor axis of each labelled blob, from its second moments."""
-    ys, xs = np.nonzero(labels)
-    which = labels[ys, xs]
-    counts = np.maximum(np.bincount(which, minlength=n), 1).astype(np.float32)
-    dx = xs - centroids[which, 0]
-    dy = ys - centroids[which, 1]
-    sxx = np.bincount(which, dx * dx, n) / counts + 1 / 12
-    syy = np.bincount(which, dy * dy, n) / counts + 1 / 12
-    sxy = np.bincount(which, dx * dy, n) / counts
+def _elongations(labels: np.ndarray, areas: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+    """Ratio of major to minor axis of each labelled blob (labels 1.., their pixel counts and
+    centroids), from its second moments: sums of x*x, y*y and x*y over each blob's pixels."""
+    xx, yy, xy = _square_moments(labels.shape)
+    flat = labels.ravel()
+    n = len(areas) + 1
+    counts = areas.astype(np.float64)
+    cx, cy = centroids[:, 0], centroids[:, 1]
+    sxx = np.bincount(flat, xx, n)[1:] / counts - cx * cx + 1 / 12
+    syy = np.bincount(flat, yy, n)[1:] / counts - cy * cy + 1 / 12
+    sxy = np.bincount(flat, xy, n)[1:] / counts - cx * cy
     root = np.sqrt(((sxx - syy) / 2) ** 2 + sxy ** 2)
     mean = (sxx + syy) / 2
     return np.sqrt((mean + root) / np.maximum(mean - root, 1e-6))
+
+
+@lru_cache(maxsize=4)
+def _square_moments(shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """x*x, y*y and x*y of every pixel of an image of `shape`, flattened row by row."""
+    ys, xs = np.indices(shape, dtype=np.float64)
+    return (xs * xs).ravel(), (ys * ys).ravel(), (xs * ys).ravel()
 
 
 def _layout_error(pts: np.ndarray, areas: np.ndarray) -> float:
@@ -466,7 +506,10 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     if view not in VIEWS:
         raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
     outlines = [_ordered_quad(c.corners) for c in candidates]
-    crops = [_cut(image_bgr, _top_face(image_bgr, q), view) for q in outlines]
+    if not outlines:
+        return []
+    plastic = _plastic_distances(image_bgr, outlines)
+    crops = [_cut(image_bgr, _top_face_in(*p, q), view) for p, q in zip(plastic, outlines)]
 
     cut_again: dict[int, list[np.ndarray]] = {}
 
@@ -483,7 +526,7 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     reads, probs, first_counts = _read_crops(crops, calibration, other_cuts)
     again = [i for i, read in enumerate(reads) if read.value is None and read.kind == "pips"
              and int(np.argmax(probs[i])) != OTHER_CLASS]
-    tighter = {i: quad for i in again if (quad := _tighter_top_face(image_bgr, outlines[i])) is not None}
+    tighter = {i: quad for i in again if (quad := _tighter_top_face_in(*plastic[i])) is not None}
     if tighter:
         redo = list(tighter)
         second, _, _ = _read_crops([_cut(image_bgr, tighter[i], view) for i in redo], calibration,
@@ -522,8 +565,10 @@ def _read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None):
     if not crops:
         return [], [], []
     crops = [_canonical(c) for c in crops]
-    offsets = [_colour_offsets(c) for c in crops]
-    probs = load_model().probabilities(np.stack([_net_input(*o) for o in offsets]))
+    diffs, dists, contrasts = _colour_offsets_of(np.stack(crops))
+    offsets = list(zip(diffs, dists, contrasts))
+    inputs = _net_inputs(diffs, dists, contrasts)
+    probs = load_model().probabilities(inputs)
     templates = _taught_templates(calibration)
     reads, first_counts = [], []
     for crop, (diff, dist, contrast), p in zip(crops, offsets, probs):
@@ -536,8 +581,7 @@ def _read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None):
         """Each face's probabilities over four turns (`_turned_probabilities`), computed once."""
         missing = [i for i in indices if i not in turned_by_die]
         if missing:
-            inputs = np.stack([_net_input(*offsets[i]) for i in missing])
-            turned_by_die.update(zip(missing, _turned_probabilities(inputs)))
+            turned_by_die.update(zip(missing, _turned_probabilities(inputs[missing])))
         return [turned_by_die[i] for i in indices]
 
     refused = [i for i, read in enumerate(reads) if read.value is None]
@@ -586,9 +630,10 @@ def _agree_on_other_cuts(probs: list[np.ndarray], first_counts: list[tuple[int, 
     if not probs:
         return []
     tried = [_canonical(die_cuts[k]) for die_cuts in cuts for k in (1, 0)]
-    offsets = [_colour_offsets(c) for c in tried]
+    diffs, dists, contrasts = _colour_offsets_of(np.stack(tried))
+    offsets = list(zip(diffs, dists, contrasts))
     counts = [_count_pips(*o) for o in offsets]
-    again = load_model().probabilities(np.stack([_net_input(*o) for o in offsets]))
+    again = load_model().probabilities(_net_inputs(diffs, dists, contrasts))
     reads = []
     for i, p in enumerate(probs):
         expected = int(np.argmax(p))
