@@ -31,6 +31,7 @@ models/README.md.
 """
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from pathlib import Path
 
@@ -94,17 +95,16 @@ TIGHTER_FLOOR = 12.0
 TIGHTER_MAX_SIDE = 0.92
 
 
-def _pattern_signature(points: list[tuple[float, float]]) -> np.ndarray:
+def _pattern_signature(points: list[tuple[float, float]]) -> list[float]:
     """Sorted pairwise distances of a pip pattern, divided by the largest: its shape, whatever
     its size, rotation or mirroring."""
     pts = np.asarray(points, np.float32)
     d = np.sqrt(((pts[:, None, :] - pts[None, :, :]) ** 2).sum(-1))
     iu = np.triu_indices(len(pts), 1)
     values = np.sort(d[iu])
-    return values / values[-1]
+    return (values / values[-1]).tolist()
 
 
-_PAIRS = {n: np.triu_indices(n, 1) for n in range(2, 7)}
 _PATTERNS = {
     3: _pattern_signature([(-1, -1), (0, 0), (1, 1)]),
     4: _pattern_signature([(-1, -1), (1, -1), (-1, 1), (1, 1)]),
@@ -388,7 +388,7 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
     if count > 6:
         return count, 1.0
     areas = np.float32([blobs[i][4] for i in pips])
-    error = _layout_error(centres[pips], areas / unit)
+    error = _layout_error([places[i] for i in pips], areas / unit)
     if stray:  # a mark that is no pip: a picture, a swirl, a glare streak
         error = max(error, 0.5 + 0.1 * stray)
     if count >= 2:  # one paint for every pip: a blob of another colour is a swirl, not a pip
@@ -451,23 +451,29 @@ def _square_moments(shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.
     return (xs * xs).ravel(), (ys * ys).ravel(), (xs * ys).ravel()
 
 
-def _layout_error(pts: np.ndarray, areas: np.ndarray) -> float:
-    """How far the pip centres (in face units) are from the real pattern with that many pips."""
+def _layout_error(pts: list[list[float]], areas: np.ndarray) -> float:
+    """How far the pip centres (in face units) are from the real pattern with that many pips.
+    Plain Python over the few pips: cheaper than array operations on so few numbers."""
     count = len(pts)
-    centre_offset = float(np.abs(pts.sum(0) / count - 0.5).max())
+    centre_offset = max(abs(sum(p[0] for p in pts) / count - 0.5), abs(sum(p[1] for p in pts) / count - 0.5))
     if count == 1:
         return min(1.0, max(0.0, centre_offset - 0.15) * 3)
     if areas.max() > 0.07:
         return 1.0  # only the ace may have one big pip
-    d = np.sqrt(((pts[:, None, :] - pts[None, :, :]) ** 2).sum(-1))
-    span = float(d.max())
+    d = sorted(_distance(a, b) for k, a in enumerate(pts) for b in pts[k + 1:])
+    span = d[-1]
     error = max(0.0, centre_offset - 0.15) * 2
     if not 0.35 <= span <= 1.05:
         error = max(error, 0.5)
     if count >= 3:
-        signature = np.sort(d[_PAIRS[count]]) / span
-        error = max(error, float(np.abs(signature - _PATTERNS[count]).max()))
+        error = max(error, max(abs(v / span - p) for v, p in zip(d, _PATTERNS[count])))
     return min(error, 1.0)
+
+
+def _distance(a: list[float], b: list[float]) -> float:
+    """Distance between two points, rounded as the array code did it (x*x, not pow(x, 2))."""
+    dx, dy = a[0] - b[0], a[1] - b[1]
+    return math.sqrt(dx * dx + dy * dy)
 
 
 class FaceModel:
@@ -569,19 +575,16 @@ def _read_crops(crops: list[np.ndarray], calibration=None, other_cuts=None):
     offsets = list(zip(diffs, dists, contrasts))
     inputs = _net_inputs(diffs, dists, contrasts)
     probs = load_model().probabilities(inputs)
+    first_counts = [_count_pips(*o) for o in offsets]
     templates = _taught_templates(calibration)
-    reads, first_counts = [], []
-    for crop, (diff, dist, contrast), p in zip(crops, offsets, probs):
-        pips = _count_pips(diff, dist, contrast)
-        reads.append(_decide(crop, pips, p, templates, contrast))
-        first_counts.append(pips)
+    reads = [_decide(crop, pips, p, templates, o[2]) for crop, pips, p, o in zip(crops, first_counts, probs, offsets)]
     turned_by_die: dict[int, np.ndarray] = {}
 
     def turned(indices: list[int]) -> list[np.ndarray]:
         """Each face's probabilities over four turns (`_turned_probabilities`), computed once."""
         missing = [i for i in indices if i not in turned_by_die]
         if missing:
-            turned_by_die.update(zip(missing, _turned_probabilities(inputs[missing])))
+            turned_by_die.update(zip(missing, _turned_probabilities(inputs[missing], probs[missing])))
         return [turned_by_die[i] for i in indices]
 
     refused = [i for i, read in enumerate(reads) if read.value is None]
@@ -668,12 +671,17 @@ def _ace_stands_alone(cuts: list[np.ndarray]) -> bool:
     return True
 
 
-def _turned_probabilities(inputs: np.ndarray) -> np.ndarray:
+def _turned_probabilities(inputs: np.ndarray, unturned: np.ndarray | None = None) -> np.ndarray:
     """Class probabilities averaged over the face turned by 0, 90, 180 and 270 degrees: one
-    lucky view of a doubtful face does not make the classifier sure."""
-    turns = [np.rot90(inputs, k, axes=(1, 2)) for k in range(4)]
-    probs = load_model().probabilities(np.ascontiguousarray(np.concatenate(turns)))
-    return probs.reshape(4, len(inputs), -1).mean(0)
+    lucky view of a doubtful face does not make the classifier sure. `unturned`: the inputs'
+    probabilities as they are, when already known (the classifier gives each face the same
+    numbers in any batch), so only the three turns are run."""
+    first = 0 if unturned is None else 1
+    turns = [np.rot90(inputs, k, axes=(1, 2)) for k in range(first, 4)]
+    probs = load_model().probabilities(np.ascontiguousarray(np.concatenate(turns))).reshape(len(turns), len(inputs), -1)
+    if unturned is not None:
+        probs = np.concatenate([unturned[None], probs])
+    return probs.mean(0)
 
 
 def _sure_value(probs: np.ndarray, first_count: tuple[int, float], contrast: float) -> int | None:
