@@ -360,21 +360,25 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
     if n <= 1:
         return 0, 1.0
     # the blobs' sizes and places as Python numbers: a face holds a few blobs, and a loop over
-    # them costs less than the many small array operations it replaces (same comparisons: the
-    # sizes are whole numbers, and the area limits are rounded to float32 as before)
+    # them costs less than the many small array operations it replaces (same arithmetic, same
+    # comparisons: the sizes are whole numbers, the area limits rounded to float32 as before)
     unit = float(side * side)
     centres = centroids[1:] / side
     blobs = stats[1:].tolist()
     places = centres.tolist()
-    smallest_mark, largest, stray_min = (float(np.float32(unit * share)) for share in (0.004, 0.22, 0.025))
+    smallest_mark, largest, stray_min = _area_limits(unit)
     visible = [i for i, ((x, y, w, h, area), (cx, cy)) in enumerate(zip(blobs, places))
                if area >= smallest_mark and x > 0 and y > 0 and x + w < side and y + h < side
                and abs(cx - 0.5) < 0.4 and abs(cy - 0.5) < 0.4]
     if not visible:
         return 0, 1.0
-    elongation = _elongations(labels, stats[1:, 4], centroids[1:]).tolist()
-    round_pip = [i for i in visible if elongation[i] <= 1.7 and blobs[i][4] / (blobs[i][2] * blobs[i][3]) > 0.45
-                 and blobs[i][4] <= largest]
+    # per blob, in one pass over the pixels: sums of x*x, y*y, x*y (its shape) and of the colour
+    # offsets (its paint)
+    sums = np.bincount((labels.reshape(-1, 1) * 6 + _SIX).ravel(), _pixel_weights(diff), 6 * n)
+    sums = sums.reshape(n, 6)[1:].tolist()
+    middles = centroids[1:].tolist()
+    round_pip = [i for i in visible if _elongation(sums[i], blobs[i][4], middles[i]) <= 1.7
+                 and blobs[i][4] / (blobs[i][2] * blobs[i][3]) > 0.45 and blobs[i][4] <= largest]
     if not round_pip:
         return 0, 1.0
     round_areas = sorted(blobs[i][4] for i in round_pip)
@@ -392,11 +396,9 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
     if stray:  # a mark that is no pip: a picture, a swirl, a glare streak
         error = max(error, 0.5 + 0.1 * stray)
     if count >= 2:  # one paint for every pip: a blob of another colour is a swirl, not a pip
-        by_channel = (labels.reshape(-1, 1) * 3 + _CHANNELS).ravel()  # each pixel's label, per colour channel
-        paint = np.bincount(by_channel, diff.ravel(), 3 * n).reshape(n, 3)[1:][pips]
-        paint /= stats[1:, 4][pips, None]
-        spread = float(np.sqrt(((paint[:, None] - paint[None]) ** 2).sum(-1)).max())
-        if spread > MAX_PAINT_SPREAD * float(np.sqrt((paint ** 2).sum(1)).mean()):
+        paint = [[total / blobs[i][4] for total in sums[i][3:]] for i in pips]
+        spread = math.sqrt(max(_squared(u, v) for k, u in enumerate(paint) for v in paint[k + 1:]))
+        if spread > MAX_PAINT_SPREAD * (sum(math.sqrt(_squared(u, _ORIGIN)) for u in paint) / count):
             error = max(error, 0.6)
     cx, cy = centres[:, 0], centres[:, 1]
     if count in (2, 4):  # a faint middle pip (glare on it) would make this a 3 or a 5
@@ -416,7 +418,26 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
     return count, min(error, 1.0)
 
 
-_CHANNELS = np.arange(3)
+_SIX = np.arange(6)
+_ORIGIN = (0.0, 0.0, 0.0)
+
+
+@lru_cache(maxsize=4)
+def _area_limits(unit: float) -> tuple[float, float, float]:
+    """Smallest mark, largest pip and smallest stray mark, in pixels of a face of `unit`
+    pixels, rounded to float32 as the areas they are compared with were."""
+    return tuple(float(np.float32(unit * share)) for share in (0.004, 0.22, 0.025))
+
+
+def _pixel_weights(diff: np.ndarray) -> np.ndarray:
+    """Per pixel, row by row: x*x, y*y, x*y and its three colour offsets."""
+    return np.concatenate((_square_moments(diff.shape[:2]), diff.reshape(-1, 3)), axis=1).ravel()
+
+
+def _squared(u, v) -> float:
+    """Squared distance between two colour offsets (summed in the order the array code did)."""
+    d0, d1, d2 = u[0] - v[0], u[1] - v[1], u[2] - v[2]
+    return d0 * d0 + d1 * d1 + d2 * d2
 
 
 def _marked(scaled: np.ndarray, point, level: float) -> bool:
@@ -428,27 +449,24 @@ def _marked(scaled: np.ndarray, point, level: float) -> bool:
     return bool(spot.size) and float(spot.sum() / spot.size) > MAX_MIDDLE_MARK * level
 
 
-def _elongations(labels: np.ndarray, areas: np.ndarray, centroids: np.ndarray) -> np.ndarray:
-    """Ratio of major to minor axis of each labelled blob (labels 1.., their pixel counts and
-    centroids), from its second moments: sums of x*x, y*y and x*y over each blob's pixels."""
-    xx, yy, xy = _square_moments(labels.shape)
-    flat = labels.ravel()
-    n = len(areas) + 1
-    counts = areas.astype(np.float64)
-    cx, cy = centroids[:, 0], centroids[:, 1]
-    sxx = np.bincount(flat, xx, n)[1:] / counts - cx * cx + 1 / 12
-    syy = np.bincount(flat, yy, n)[1:] / counts - cy * cy + 1 / 12
-    sxy = np.bincount(flat, xy, n)[1:] / counts - cx * cy
-    root = np.sqrt(((sxx - syy) / 2) ** 2 + sxy ** 2)
+def _elongation(sums: list[float], area: int, centroid: list[float]) -> float:
+    """Ratio of major to minor axis of a blob from its second moments (`sums` of x*x, y*y and
+    x*y over its pixels, then its paint)."""
+    cx, cy = centroid
+    sxx = sums[0] / area - cx * cx + 1 / 12
+    syy = sums[1] / area - cy * cy + 1 / 12
+    sxy = sums[2] / area - cx * cy
+    half_gap = (sxx - syy) / 2
+    root = math.sqrt(half_gap * half_gap + sxy * sxy)
     mean = (sxx + syy) / 2
-    return np.sqrt((mean + root) / np.maximum(mean - root, 1e-6))
+    return math.sqrt((mean + root) / max(mean - root, 1e-6))
 
 
 @lru_cache(maxsize=4)
-def _square_moments(shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """x*x, y*y and x*y of every pixel of an image of `shape`, flattened row by row."""
+def _square_moments(shape: tuple[int, int]) -> np.ndarray:
+    """x*x, y*y and x*y of every pixel of an image of `shape`, row by row (pixels x 3)."""
     ys, xs = np.indices(shape, dtype=np.float64)
-    return (xs * xs).ravel(), (ys * ys).ravel(), (xs * ys).ravel()
+    return np.stack(((xs * xs).ravel(), (ys * ys).ravel(), (xs * ys).ravel()), axis=1)
 
 
 def _layout_error(pts: list[list[float]], areas: np.ndarray) -> float:
