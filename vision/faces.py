@@ -372,12 +372,11 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
                and abs(cx - 0.5) < 0.4 and abs(cy - 0.5) < 0.4]
     if not visible:
         return 0, 1.0
-    # per blob, in one pass over the pixels: sums of x*x, y*y, x*y (its shape) and of the colour
-    # offsets (its paint)
-    sums = np.bincount((labels.reshape(-1, 1) * 6 + _SIX).ravel(), _pixel_weights(diff), 6 * n)
-    sums = sums.reshape(n, 6)[1:].tolist()
+    # per blob: sums of x*x, y*y, x*y over its pixels (its shape) and of their colour offsets (its paint)
+    by_channel = (labels.reshape(-1, 1) * 3 + _CHANNELS).ravel()  # each pixel's label, per channel
+    moments = np.bincount(by_channel, _square_moments(labels.shape), 3 * n).reshape(n, 3)[1:].tolist()
     middles = centroids[1:].tolist()
-    round_pip = [i for i in visible if _elongation(sums[i], blobs[i][4], middles[i]) <= 1.7
+    round_pip = [i for i in visible if _elongation(moments[i], blobs[i][4], middles[i]) <= 1.7
                  and blobs[i][4] / (blobs[i][2] * blobs[i][3]) > 0.45 and blobs[i][4] <= largest]
     if not round_pip:
         return 0, 1.0
@@ -396,7 +395,8 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
     if stray:  # a mark that is no pip: a picture, a swirl, a glare streak
         error = max(error, 0.5 + 0.1 * stray)
     if count >= 2:  # one paint for every pip: a blob of another colour is a swirl, not a pip
-        paint = [[total / blobs[i][4] for total in sums[i][3:]] for i in pips]
+        sums = np.bincount(by_channel, diff.ravel(), 3 * n).reshape(n, 3)[1:].tolist()
+        paint = [[total / blobs[i][4] for total in sums[i]] for i in pips]
         spread = math.sqrt(max(_squared(u, v) for k, u in enumerate(paint) for v in paint[k + 1:]))
         if spread > MAX_PAINT_SPREAD * (sum(math.sqrt(_squared(u, _ORIGIN)) for u in paint) / count):
             error = max(error, 0.6)
@@ -418,7 +418,7 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
     return count, min(error, 1.0)
 
 
-_SIX = np.arange(6)
+_CHANNELS = np.arange(3)
 _ORIGIN = (0.0, 0.0, 0.0)
 
 
@@ -427,11 +427,6 @@ def _area_limits(unit: float) -> tuple[float, float, float]:
     """Smallest mark, largest pip and smallest stray mark, in pixels of a face of `unit`
     pixels, rounded to float32 as the areas they are compared with were."""
     return tuple(float(np.float32(unit * share)) for share in (0.004, 0.22, 0.025))
-
-
-def _pixel_weights(diff: np.ndarray) -> np.ndarray:
-    """Per pixel, row by row: x*x, y*y, x*y and its three colour offsets."""
-    return np.concatenate((_square_moments(diff.shape[:2]), diff.reshape(-1, 3)), axis=1).ravel()
 
 
 def _squared(u, v) -> float:
@@ -449,13 +444,13 @@ def _marked(scaled: np.ndarray, point, level: float) -> bool:
     return bool(spot.size) and float(spot.sum() / spot.size) > MAX_MIDDLE_MARK * level
 
 
-def _elongation(sums: list[float], area: int, centroid: list[float]) -> float:
-    """Ratio of major to minor axis of a blob from its second moments (`sums` of x*x, y*y and
-    x*y over its pixels, then its paint)."""
+def _elongation(moments: list[float], area: int, centroid: list[float]) -> float:
+    """Ratio of major to minor axis of a blob from its second moments (`moments`: sums of x*x,
+    y*y and x*y over its pixels)."""
     cx, cy = centroid
-    sxx = sums[0] / area - cx * cx + 1 / 12
-    syy = sums[1] / area - cy * cy + 1 / 12
-    sxy = sums[2] / area - cx * cy
+    sxx = moments[0] / area - cx * cx + 1 / 12
+    syy = moments[1] / area - cy * cy + 1 / 12
+    sxy = moments[2] / area - cx * cy
     half_gap = (sxx - syy) / 2
     root = math.sqrt(half_gap * half_gap + sxy * sxy)
     mean = (sxx + syy) / 2
@@ -464,9 +459,9 @@ def _elongation(sums: list[float], area: int, centroid: list[float]) -> float:
 
 @lru_cache(maxsize=4)
 def _square_moments(shape: tuple[int, int]) -> np.ndarray:
-    """x*x, y*y and x*y of every pixel of an image of `shape`, row by row (pixels x 3)."""
+    """x*x, y*y and x*y of every pixel of an image of `shape`, pixel after pixel row by row."""
     ys, xs = np.indices(shape, dtype=np.float64)
-    return np.stack(((xs * xs).ravel(), (ys * ys).ravel(), (xs * ys).ravel()), axis=1)
+    return np.stack(((xs * xs).ravel(), (ys * ys).ravel(), (xs * ys).ravel()), axis=1).ravel()
 
 
 def _layout_error(pts: list[list[float]], areas: np.ndarray) -> float:
