@@ -208,13 +208,16 @@ def _plastic_distances(image_bgr: np.ndarray, quads: list[np.ndarray]) -> list[t
     return list(zip(matrices, dist, cores))
 
 
+_SQUARE_3 = np.ones((3, 3), np.uint8)
+
+
 def _plastic_square(matrix: np.ndarray, dist: np.ndarray, cut: float, largest: float) -> np.ndarray | None:
     """The minimum-area square of the plastic region (distance under `cut`, pips filled in)
     around the centre, back in image corners; None unless it is a plausible square of at most
     `largest` times the outline's side."""
     side = dist.shape[0]
     plastic = (dist < cut).astype(np.uint8)
-    plastic = cv2.morphologyEx(plastic, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    plastic = cv2.morphologyEx(plastic, cv2.MORPH_OPEN, _SQUARE_3)
     _, labels = cv2.connectedComponents(plastic, connectivity=4)
     centre_label = labels[side // 2 - 3:side // 2 + 4, side // 2 - 3:side // 2 + 4].ravel()
     centre_label = centre_label[centre_label > 0]
@@ -282,7 +285,7 @@ def net_input(face_bgr: np.ndarray) -> np.ndarray:
 def _net_inputs(diff: np.ndarray, dist: np.ndarray, contrast: list[float]) -> np.ndarray:
     """`_net_input` of a stack of faces' `_colour_offsets_of` at once."""
     scale = np.float32([max(c, MIN_FACE_CONTRAST) for c in contrast])[:, None, None]
-    marks = np.clip(dist / scale, 0.0, 1.0)
+    marks = np.minimum(dist / scale, 1.0)  # distances are never negative
     colour = np.clip(diff / np.float32([50.0, 30.0, 30.0]), -2.0, 2.0)
     return np.concatenate([marks[..., None], colour], axis=3).astype(np.float32)
 
@@ -300,7 +303,7 @@ def count_pips(face_bgr: np.ndarray) -> tuple[int, float]:
 def _count_pips(diff: np.ndarray, dist: np.ndarray, contrast: float) -> tuple[int, float]:
     if contrast < MIN_FACE_CONTRAST:
         return 0, 1.0
-    scaled = np.clip(dist * (255.0 / contrast), 0, 255).astype(np.uint8)
+    scaled = np.minimum(dist * (255.0 / contrast), 255.0).astype(np.uint8)  # distances are never negative
     otsu, _ = cv2.threshold(scaled, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     low = max(otsu, 90.0)
     best = _pips_at(scaled, low, diff)
