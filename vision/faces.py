@@ -160,9 +160,9 @@ def _top_face(image_bgr: np.ndarray, quad: np.ndarray) -> np.ndarray:
     return _top_face_in(*_plastic_distances(image_bgr, [quad])[0], quad)
 
 
-def _top_face_in(matrix: np.ndarray, dist: np.ndarray, core: float, quad: np.ndarray) -> np.ndarray:
+def _top_face_in(back: np.ndarray, dist: np.ndarray, core: float, quad: np.ndarray) -> np.ndarray:
     """`_top_face` from the outline's `_plastic_distances`."""
-    square = _plastic_square(matrix, dist, max(16.0, 2.5 * core), np.inf)
+    square = _plastic_square(back, dist, max(16.0, 2.5 * core), np.inf)
     return quad if square is None else square
 
 
@@ -177,10 +177,10 @@ def _tighter_top_face(image_bgr: np.ndarray, quad: np.ndarray) -> np.ndarray | N
     return _tighter_top_face_in(*_plastic_distances(image_bgr, [quad])[0])
 
 
-def _tighter_top_face_in(matrix: np.ndarray, dist: np.ndarray, core: float) -> np.ndarray | None:
+def _tighter_top_face_in(back: np.ndarray, dist: np.ndarray, core: float) -> np.ndarray | None:
     """`_tighter_top_face` from the outline's `_plastic_distances`."""
     for spread in TIGHTER_SPREADS:
-        square = _plastic_square(matrix, dist, max(TIGHTER_FLOOR, spread * core), TIGHTER_MAX_SIDE)
+        square = _plastic_square(back, dist, max(TIGHTER_FLOOR, spread * core), TIGHTER_MAX_SIDE)
         if square is not None:
             return square
     return None
@@ -190,9 +190,10 @@ _REFINE_TARGET = np.float32([[0, 0], [REFINE_SIDE - 1, 0], [REFINE_SIDE - 1, REF
 
 
 def _plastic_distances(image_bgr: np.ndarray, quads: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray, float]]:
-    """Each outline warped to a REFINE_SIDE square: (the warp, each pixel's colour distance from
-    the plastic at the centre, the median of that distance over the centre: the texture).
-    The colour work runs on all outlines' squares at once."""
+    """Each outline warped to a REFINE_SIDE square: (the warp back from the square to the image,
+    each pixel's colour distance from the plastic at the centre, the median of that distance
+    over the centre: the texture). The colour work and the warps' inverses run on all
+    outlines at once."""
     side = REFINE_SIDE
     matrices = [cv2.getPerspectiveTransform(quad, _REFINE_TARGET) for quad in quads]
     patches = np.stack([cv2.GaussianBlur(cv2.warpPerspective(image_bgr, matrix, (side, side), flags=cv2.INTER_AREA),
@@ -205,16 +206,16 @@ def _plastic_distances(image_bgr: np.ndarray, quads: list[np.ndarray]) -> list[t
     diff = colours - body[:, None, None, :]
     dist = np.sqrt(diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
     cores = np.partition(dist[:, c0:c1, c0:c1].reshape(len(quads), -1), half, axis=1)[:, half].tolist()
-    return list(zip(matrices, dist, cores))
+    return list(zip(np.linalg.inv(np.stack(matrices)), dist, cores))
 
 
 _SQUARE_3 = np.ones((3, 3), np.uint8)
 
 
-def _plastic_square(matrix: np.ndarray, dist: np.ndarray, cut: float, largest: float) -> np.ndarray | None:
+def _plastic_square(back: np.ndarray, dist: np.ndarray, cut: float, largest: float) -> np.ndarray | None:
     """The minimum-area square of the plastic region (distance under `cut`, pips filled in)
-    around the centre, back in image corners; None unless it is a plausible square of at most
-    `largest` times the outline's side."""
+    around the centre, back in image corners (`back`: the warp from the square to the image);
+    None unless it is a plausible square of at most `largest` times the outline's side."""
     side = dist.shape[0]
     plastic = (dist < cut).astype(np.uint8)
     plastic = cv2.morphologyEx(plastic, cv2.MORPH_OPEN, _SQUARE_3)
@@ -233,8 +234,7 @@ def _plastic_square(matrix: np.ndarray, dist: np.ndarray, cut: float, largest: f
     half = s / 2
     cx, cy = min(max(cx, half), side - half), min(max(cy, half), side - half)  # stay inside the outline
     box = cv2.boxPoints(((cx, cy), (s, s), angle)).astype(np.float32)
-    back = cv2.perspectiveTransform(box[None], np.linalg.inv(matrix))[0]
-    return _ordered_quad(back)
+    return _ordered_quad(cv2.perspectiveTransform(box[None], back)[0])
 
 
 def _colour_offsets(face_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
