@@ -822,16 +822,23 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
         if all(good):
             break
     parts, good = best
-    if not len(centres):
-        return parts, good, [False] * len(parts)
-    # where k-means and the detector disagree (a part holding no detected centre, or two: a die
-    # leaning on the wall cut into its top and a side), the part is flagged; one holding a
-    # centre is never dropped as markless (`_split`). Each centre counts for the part whose
-    # middle is nearest (a die's pip may lie in its neighbour's part).
-    middles = np.array([np.argwhere(part).mean(axis=0)[::-1] if part.any() else (np.inf, np.inf) for part in parts])
-    nearest = np.argmin(np.hypot(*(centres[:, None] - middles[None]).transpose(2, 0, 1)), axis=1)
-    held = np.bincount(nearest, minlength=len(parts)).tolist()
-    return parts, [fine and n == 1 for n, fine in zip(held, good)], [n > 0 for n in held]
+    if len(centres):
+        # where k-means and the detector disagree (a part holding no detected centre, or two: a
+        # die leaning on the wall cut into its top and a side), the part is flagged; one holding
+        # a centre is never dropped as markless (`_split`). Each centre counts for the part whose
+        # middle is nearest (a die's pip may lie in its neighbour's part).
+        middles = np.array([np.argwhere(part).mean(axis=0)[::-1] if part.any() else (np.inf, np.inf) for part in parts])
+        nearest = np.argmin(np.hypot(*(centres[:, None] - middles[None]).transpose(2, 0, 1)), axis=1)
+        held = np.bincount(nearest, minlength=len(parts)).tolist()
+    else:
+        held = [0] * len(parts)
+    # a part holding no detected centre that the net sees no die body in either is no die,
+    # however sharp its marks (a tray's rim cut in squares, the table's grain beyond it): dropped,
+    # as `_cut_in_tiles` drops such tiles
+    body = _blob_detections(blob, expected, lab).body
+    kept = [i for i, (part, n) in enumerate(zip(parts, held)) if n or (part.any() and float(body[part].mean()) >= NOT_BODY)]
+    return ([parts[i] for i in kept], [good[i] and (held[i] == 1 or not len(centres)) for i in kept],
+            [held[i] > 0 for i in kept])
 
 
 def _cut_at_centres(blob: _Blob, centres: np.ndarray, colour: np.ndarray, expected: float,

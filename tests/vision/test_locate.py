@@ -476,9 +476,12 @@ def test_pieces_of_a_tray_rim_many_dice_big_are_never_counted_as_dice():
     # a white tray on a wooden table whose floor is not found: each half of the rim is one blob
     # thirty dice big in which the detector sees no die. Cut by k-means into die-sized squares,
     # two of them (the table's grain beyond the rim) were counted as dice; now such a blob is
-    # cut into tiles, and a tile with marks is flagged, never counted (the bench's crowded set)
+    # cut into tiles, and a tile with marks is flagged, never counted (the bench's crowded set).
+    # The bottom rim's corner and a thin strip of it (some dice big, the detector seeing no die
+    # in them) went to k-means, whose squares with the rim's sharp edge passed as three dice:
+    # now a square without die body is dropped
     image, truth = synth.render_tray(20240009, 9, clusters=0.9, hard=True, view="above")
     found = find_dice(image)
-    upper = [c for c in found if not c.flags and c.center[1] < image.shape[0] / 2]
-    assert upper
-    assert all(any(matches(die, [c]) for die in truth) for c in upper)
+    counted = [c for c in found if not c.flags]
+    assert len(counted) >= 6
+    assert all(any(matches(die, [c]) for die in truth) for c in counted)
