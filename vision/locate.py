@@ -7,7 +7,8 @@ are closed first). Each foreground blob is then one die (a convex square), a die
 side, or touching dice. Touching dice are cut around the die centres a small learned detector
 (`vision.detect`) sees in the blob, when every part is then a square die with a square top
 face and all that is left is shadow; else by k-means over position and colour into the fewest
-similar squares, a part flagged where k-means and the detector disagree on the dice it holds.
+similar squares, a part flagged where k-means and the detector disagree on the dice it holds,
+dropped where the detector sees neither a die's centre nor its body in it (a rim's square).
 A blob far bigger than the dice the detector sees in it (a tray's wall, rim or a lamp's glow
 with dice against it) is not given to k-means, whose cost grows with its area times the counts
 tried (seconds): each detected die's body is cut out and judged as a lone die, and the rest is
@@ -19,6 +20,8 @@ die-sized outline a little longer across the line from the photo's centre than a
 no square top face, is on its edge too: a flat die's sides lengthen it only along that line.
 One longer along that line than the lens shows a flat die's sides there (an oblique camera shows
 them anywhere), its top face not lying outward, is on its edge when the detector sees so too.
+Any of these the detector sees as one die lying flat, sure of it (a camera looking from aside
+shows a flat die's sides in any direction, its top face foreshortened), is a flat die.
 Parts of a cluster that still do not look like one die are reported flagged, never dropped;
 only pieces with no sharp marks inside are: shadow, a bit of wall (one not of the board's
 colour may be a die's blank side, so a die centred next to it is flagged). A piece's pip-sized
@@ -66,6 +69,7 @@ LEAN_CHECK_AREA = 1.45        # a lone blob bigger than this must show a square 
 LEAN_ASPECT = 1.15            # ...and so must one longer than this across the way to the photo's centre...
 ACROSS_STRETCH = 0.03         # ...by this share of its width or more
 ALONG_STRETCH = 0.1           # ...or longer along it than the lens shows a flat die's sides, by this share
+FLAT_EDGE_SCORE = 0.08        # most on-edge and stacked score (the net's) of a long lone die it sees lying flat
 LONE_DIE_AREA = 1.25          # a convex blob smaller than this is one die, however long
 SPECK_AREA = 0.25             # a blob smaller than this is a speck, never a die by itself
 ROW_WIDTH = (0.75, 1.6)       # a band this wide (usual die sides) with marks may be dice in a row
@@ -537,7 +541,9 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
             if not leaning and along + 1 > (1 + lens + ALONG_STRETCH) * (across + 1) and not _seen_at_a_slant(blob, lab):
                 on_edge = _blob_detections(blob, expected, lab).on_edge
                 leaning = bool(len(on_edge)) and float(on_edge.max()) >= EDGE_SCORE
-        if leaning:
+        # (unless the detector is sure it lies flat: a camera from aside shows a flat die's
+        # sides in any direction, its top face foreshortened)
+        if leaning and not _detector_sees_flat(blob, expected, lab):
             flags = (EDGE,)
         else:
             flags = (STACKED,) if _die_underneath(blob, lab, expected) else ()
@@ -547,7 +553,8 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         # too small for two dice: one die showing a long side, leaning (re-rolled) or lying flat
         # away from the camera's axis, its sides seen at a slant
         # (its sides are its top's colour: a patch of another, even the board's, may be a die under it)
-        flat = _seen_at_a_slant(blob, lab) and not _die_underneath(blob, lab, expected, shadows=False)
+        flat = ((_seen_at_a_slant(blob, lab) or _detector_sees_flat(blob, expected, lab))
+                and not _die_underneath(blob, lab, expected, shadows=False))
         flags = () if flat else (EDGE,)
         yield (blob.mask, blob.x0, blob.y0), flags
         return
@@ -571,6 +578,15 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
             # a part of a band is never counted: it may be a marked ruler's or rim's, or the cut
             # of a row into dice may be off by one
             yield (part, blob.x0, blob.y0), (() if fine and not band else (STACKED,))
+
+
+def _detector_sees_flat(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
+    """True when the detector sees exactly one die in a lone blob and is sure it lies flat, on no
+    other die: a camera looking at the tray from aside shows a flat die's sides beyond its top
+    face in any direction, which the outline alone cannot tell from a die on its edge."""
+    found = _blob_detections(blob, expected, lab)
+    return (len(found.centres) == 1 and float(found.on_edge[0]) < FLAT_EDGE_SCORE
+            and float(found.stacked[0]) < FLAT_EDGE_SCORE)
 
 
 def _square_top(blob: _Blob, lab: np.ndarray, most_aspect: float = TOP_ASPECT) -> np.ndarray | None:
