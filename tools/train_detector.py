@@ -1,5 +1,5 @@
-"""Train (and evaluate) the dice detector shipped in models/dice_centres.onnx: die centres, each
-die's side, stacked and on-edge flags, and the die body mask.
+"""Train the stacked branch of the dice detector shipped in models/dice_centres.onnx, and evaluate
+the whole detector: die centres, each die's side, stacked and on-edge flags, and the die body mask.
 
 Optional extra, not needed at runtime (`vision.detect` runs the exported model with OpenCV's dnn
 module). Training needs torch and onnx, kept out of the project's dependencies:
@@ -9,23 +9,28 @@ module). Training needs torch and onnx, kept out of the project's dependencies:
     nice /tmp/trainvenv/bin/python tools/train_detector.py train     # writes models/dice_centres.onnx
     nice .venv/bin/python tools/train_detector.py evaluate           # held-out figures for the model card
 
-The trunk and the centre head are kept, frozen, from the shipped model (`--trunk`, read back from
-its ONNX file): the centres the locator relies on do not move when the other heads are retrained.
-They were trained by this script's earlier version (git history, commit 15fc5c2: the same data
-without the stacked/edge trays, CenterNet's focal loss on a Gaussian bump at each centre).
+What this script trains is the stacked head's own branch. Everything else is kept, frozen, from
+the shipped model (`--frozen`, read back from its ONNX file): the trunk and centre head (trained
+by this script's version at commit 15fc5c2: byler and synthetic trays, CenterNet's focal loss),
+and the side and on-edge heads and body mask (trained by its version at commit 25d691b on the
+same photos as here less the picture trays), so every output the locator reads but `stacked`
+stays exactly as it was.
 
 Training data (seeded; the defaults reproduce the shipped model):
 * the byler-d6 photos of the author's TRAIN split only (`../shared/data/byler-d6/`), less every
   fifth photo (`train_faces.held_out`, kept to check thresholds), each also framed as a phone
-  photo (`vision.synth.phone_framed`); a die's side and body come from the square segmented in
-  its loose box (`train_faces.byler_quad`), learned with lower weight; all its dice lie flat;
+  photo (`vision.synth.phone_framed`); all its dice lie flat;
 * `vision.synth.render_tray` trays (exact truth): plain and hard, touching clusters, stacked
   pairs, both views, Pi-camera and phone sizes; trays of 6-14 dice with 1-3 stacked pairs and
-  0-2 dice on their edge (the flags' positives); trays of 4-12 flat dice (their negatives).
+  0-2 dice on their edge (the flags' positives); trays of 4-12 flat dice (their negatives);
+  trays of picture-faced sets (the boxed set's paco, a skull, an emblem), about half their dice
+  showing the picture, half the trays with stacked pairs: a picture is busier than pips, and
+  the stacked head once took flat pacos for stacks.
 Each photo is shrunk the way `vision.locate` does it and scaled so that the locator's usual die
 side (`locate._survey`) becomes `detect.SIDE` pixels, exactly as at runtime. The net sees random
-crops, turned, mirrored, rescaled a little, with colour channels swapped, and learns each die's
-side and flags near its centre and every pixel's body/not-body.
+crops, turned, mirrored, rescaled (`ZOOM`: the usual die can be well off the dice's size, as on
+a calibrated table), with colour channels swapped, and learns whether each die is one of a
+stack near its centre.
 """
 from __future__ import annotations
 
@@ -47,14 +52,19 @@ from train_faces import BYLER, byler_quad, byler_records, export_probabilities, 
 from vision import detect, locate, synth  # noqa: E402
 
 CROP = 80            # training crop side, net input pixels (about five dice)
-SIGMA = 1.0          # how fast a die's side and flags fade from its centre: Gaussian sigma, cells
+SIGMA = 1.0          # how fast a die's stacked target fades from its centre: Gaussian sigma, cells
 SYNTH_SEED = 9_000_000   # first synthetic tray seed (far from the benchmark's and the tests')
 SPECIAL_SEED = 9_500_000  # first synthetic tray seed with dice stacked and on their edge
 FEW_SEED = 9_600_000      # first synthetic tray seed with a few dice, all flat
-BYLER_SIDE_WEIGHT = 0.2   # byler's sides come from loose boxes: an approximate truth
-BYLER_BODY_WEIGHT = 0.5   # byler's body mask: the segmented inner square and the board far from dice
-ATTRIBUTE_REACH = 1.5     # cells around a die's centre where its side and flags are learned
-SPECIAL_PICK = 3.0        # a stacked or edge die is that much likelier to centre a crop than a flat one
+PICTURE_SEED = 9_700_000  # first synthetic tray seed of picture-faced sets (the boxed set's paco...)
+ATTRIBUTE_REACH = 1.5     # cells around a die's centre where its stacked flag is learned
+ZOOM = (0.65, 1.5)        # crops rescaled by this much: the locator's usual die can be that far off the
+                          # dice's size (a calibration's on a tray of other dice: they reach the net 0.6-1.45x)
+STACKED_POSITIVE = 2.0    # weight of a stacked die's cells in the stacked head's loss (flat: 1)...
+PICTURE_NEGATIVE = 3.0    # ...and of a flat die's showing a picture (the paco once read as a stack)
+SPECIAL_PICK = 3.0        # a stacked or edge die, or a picture face, is that much likelier to centre a crop
+PICTURE_SHOWN = 0.5       # share of a picture tray's dice showing their picture to the camera
+PICTURE_KINDS = ("paco", "paco", "skull", "emblem")   # picture trays' sets, by seed: the paco twice as often
 
 FLAT, UPPER, LOWER, EDGE = 0, 1, 2, 3   # a die's kind in the training truth
 
@@ -69,15 +79,14 @@ class Photo:
     kinds: np.ndarray        # N, FLAT UPPER LOWER EDGE
     body: np.ndarray         # uint8 0/255: die body (top face and visible sides)
     known: np.ndarray        # uint8 0/255: where the body mask is known
-    side_weight: float
-    body_weight: float
+    pictures: np.ndarray     # N, the picture on the face the camera sees ("" for pips)
+    view: str = "above"
 
 
-def scaled_photo(image: np.ndarray):
+def scaled_photo(image: np.ndarray, calibration=None):
     """(BGR photo scaled so the locator's usual die is detect.SIDE px, the map of the photo's
-    points into it, its scale factor) as `vision.locate` + `vision.detect` see it at runtime;
-    None when the locator finds no dice."""
-    view, _, _, expected = locate._survey(image)
+    points into it, its scale factor) as `vision.locate` + `vision.detect` see it at runtime."""
+    view, _, _, expected = locate._survey(image, calibration)
     f = detect.SIDE / expected
     small = cv2.resize(view.small, None, fx=f, fy=f, interpolation=cv2.INTER_AREA if f < 1 else cv2.INTER_LINEAR)
 
@@ -124,14 +133,15 @@ def byler_photos(names_ok) -> list[Photo]:
             known = np.where(fill(small.shape, wide) > 0, body, 255).astype(np.uint8)
             sides = np.array([np.linalg.norm(q[1] - q[0]) for q in quads], np.float32) * k0 * k
             out.append(Photo(name + suffix, small, move(centres), sides, np.full(len(dice), FLAT),
-                             body, known, BYLER_SIDE_WEIGHT, BYLER_BODY_WEIGHT))
+                             body, known, np.full(len(dice), "")))
     return out
 
 
-def tray_photo(name: str, image: np.ndarray, truth) -> Photo:
-    """A synthetic tray with its exact truth. A die's body is the hull of its top face and of its
-    far face (the top face moved to the far corner of its box: the sides the camera sees)."""
-    small, to_small, k = scaled_photo(image)
+def tray_photo(name: str, image: np.ndarray, truth, calibration=None) -> Photo:
+    """A synthetic tray with its exact truth, seen as the locator sees it (with `calibration`,
+    if any). A die's body is the hull of its top face and of its far face (the top face moved to
+    the far corner of its box: the sides the camera sees)."""
+    small, to_small, k = scaled_photo(image, calibration)
     bodies, kinds = [], []
     stacked_seen = 0
     for die in truth:
@@ -149,7 +159,8 @@ def tray_photo(name: str, image: np.ndarray, truth) -> Photo:
     centres = to_small(np.array([d["center"] for d in truth], np.float32).reshape(-1, 2))
     sides = np.array([d["size"] for d in truth], np.float32) * k
     return Photo(name, small, centres, sides, np.array(kinds, int), fill(small.shape, bodies),
-                 np.full(small.shape[:2], 255, np.uint8), 1.0, 1.0)
+                 np.full(small.shape[:2], 255, np.uint8),
+                 np.array([die.get("picture") or "" for die in truth], dtype=object), truth.scene["view"])
 
 
 def synth_photos(first: int, count: int) -> list[Photo]:
@@ -199,33 +210,62 @@ def few_photos(first: int, count: int) -> list[Photo]:
     return out
 
 
-def targets(centres: np.ndarray, sides: np.ndarray, kinds: np.ndarray, cells: int) -> np.ndarray:
-    """Per-cell targets and weights (6 × cells × cells): the side, stacked and on-edge targets of
-    the nearest die within ATTRIBUTE_REACH cells of a cell, each followed by its weight (a
-    Gaussian of the distance, 0 farther). Both dice of a stacked pair are `stacked`."""
-    out = np.zeros((6, cells, cells), np.float32)
+def picture_faces(rng, n_dice: int, kind: str, view: str) -> list[int]:
+    """Top faces for a tray of `kind` picture dice: about PICTURE_SHOWN of them show the picture
+    to the camera (from below the camera sees the face opposite the top), the rest any face."""
+    picture = next(iter(synth.PICTURE_SETS[kind]))
+    shown = picture if view == "above" else 7 - picture
+    return [shown if rng.random() < PICTURE_SHOWN else int(rng.integers(1, 7)) for _ in range(n_dice)]
+
+
+def picture_photos(first: int, count: int) -> list[Photo]:
+    """Seeded synthetic trays of picture-faced sets (the boxed set's paco on the ace, a skull, a
+    6's emblem), many dice showing the picture, half the trays with 1-2 stacked pairs: a picture
+    is busier than pips, and the stacked head must not take it for a stack."""
+    out = []
+    for seed in range(first, first + count):
+        rng = np.random.default_rng(seed)
+        n_dice, view = int(rng.integers(6, 15)), ("above", "below")[seed % 3 == 2]
+        kind = PICTURE_KINDS[seed % len(PICTURE_KINDS)]
+        args = {"seed": seed, "n_dice": n_dice, "view": view, "hard": seed % 2 == 0, "picture_faces": kind,
+                "clusters": float(rng.choice([0.1, 0.5, 0.9])), "stacked": int(rng.integers(1, 3)) * (rng.random() < 0.5),
+                "faces": picture_faces(rng, n_dice, kind, view)}
+        if seed % 5 == 4:
+            args["size"] = synth.PHONE
+        try:
+            out.append(tray_photo(f"picture{seed}", *synth.render_tray(**args)))
+        except ValueError:
+            continue   # no room on this tray for so many dice
+    return out
+
+
+def targets(centres: np.ndarray, kinds: np.ndarray, pictures: np.ndarray, cells: int) -> np.ndarray:
+    """Per-cell stacked target and weight (2 × cells × cells): the nearest die's within
+    ATTRIBUTE_REACH cells of a cell (both dice of a stacked pair are `stacked`), weighted by a
+    Gaussian of the distance (0 farther), STACKED_POSITIVE times that on a stacked die and
+    PICTURE_NEGATIVE times on a flat die showing a picture."""
+    out = np.zeros((2, cells, cells), np.float32)
     if len(centres):
         ys, xs = np.mgrid[0:cells, 0:cells]
         grid = (centres + 0.5) / detect.STRIDE - 0.5
         d2 = (xs[None] - grid[:, 0, None, None]) ** 2 + (ys[None] - grid[:, 1, None, None]) ** 2
         nearest = d2.argmin(axis=0)
         weight = np.exp(-d2.min(axis=0) / (2 * SIGMA ** 2)) * (d2.min(axis=0) <= ATTRIBUTE_REACH ** 2)
-        kind = kinds[nearest]
-        out[0], out[1] = detect.side_to_head(sides[nearest]), weight
-        out[2], out[3] = (kind == UPPER) | (kind == LOWER), weight
-        out[4], out[5] = kind == EDGE, weight
+        stacked = np.isin(kinds[nearest], (UPPER, LOWER))
+        hard = (kinds[nearest] == FLAT) & (pictures[nearest] != "")
+        out[0] = stacked
+        out[1] = weight * np.where(stacked, STACKED_POSITIVE, np.where(hard, PICTURE_NEGATIVE, 1.0))
     return out
 
 
 def sample(rng, photo: Photo):
-    """One augmented training crop (Lab, CROP×CROP), its per-cell targets, and its body mask's
-    target and weight (CROP / BODY_STRIDE square)."""
-    zoom = float(np.exp(rng.uniform(np.log(0.85), np.log(1.18))))
+    """One augmented training crop (Lab, CROP×CROP) and its per-cell stacked targets."""
+    zoom = float(np.exp(rng.uniform(*np.log(ZOOM))))
     reach = CROP / zoom
     h, w = photo.image.shape[:2]
     centres = photo.centres
     if len(centres) and rng.random() < 0.75:
-        odds = np.where(photo.kinds == FLAT, 1.0, SPECIAL_PICK)
+        odds = np.where((photo.kinds == FLAT) & (photo.pictures == ""), 1.0, SPECIAL_PICK)
         cx, cy = centres[rng.choice(len(centres), p=odds / odds.sum())] + rng.uniform(-reach / 3, reach / 3, 2)
     else:
         cx, cy = rng.uniform(0, w), rng.uniform(0, h)
@@ -236,8 +276,6 @@ def sample(rng, photo: Photo):
         m[0] = -m[0]
         m[0, 2] += CROP - 1
     crop = cv2.warpAffine(photo.image, m, (CROP, CROP), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-    masks = cv2.warpAffine(np.dstack([photo.body, photo.known, photo.known]), m, (CROP, CROP),
-                           flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
     moved = centres @ m[:, :2].T + m[:, 2] if len(centres) else centres
     if rng.random() < 0.5:
         crop = crop[..., rng.permutation(3)]
@@ -245,99 +283,104 @@ def sample(rng, photo: Photo):
     if rng.random() < 0.3:
         crop = cv2.GaussianBlur(crop, (0, 0), rng.uniform(0.3, 1.0))
     lab = cv2.cvtColor(crop, cv2.COLOR_BGR2LAB)
-    cells = targets(moved, photo.sides * zoom, photo.kinds, CROP // detect.STRIDE)
-    cells[1] *= photo.side_weight
-    body = cv2.resize(masks[..., :2], (CROP // detect.BODY_STRIDE,) * 2, interpolation=cv2.INTER_AREA) / 255.0
-    body[..., 1] = (body[..., 1] > 0.99) * photo.body_weight
-    return detect.net_input(lab)[0], cells, body.transpose(2, 0, 1).astype(np.float32)
+    return detect.net_input(lab)[0], targets(moved, photo.kinds, photo.pictures, CROP // detect.STRIDE)
 
 
-TRUNK = [(3, 16, 2, 1), (16, 24, 1, 1), (24, 32, 2, 1), (32, 32, 1, 1), (32, 32, 1, 2), (32, 32, 1, 4)]
-"""The centre detector's trunk: (inputs, outputs, stride, dilation) of each 3×3 convolution."""
+FROZEN = [(16, 3, 3), (24, 16, 3), (32, 24, 3), (32, 32, 3), (32, 32, 3), (32, 32, 3),   # trunk
+          (1, 32, 1),                                                                    # centre head
+          (16, 32, 1), (16, 40, 3), (16, 16, 3),                                         # squeeze, 1/2 branch
+          (32, 48, 3), (32, 32, 3), (3, 32, 1),                                          # side, (old) stacked, on-edge
+          (1, 16, 1)]                                                                    # body
+"""(outputs, inputs, kernel) of the frozen model's convolutions, in the exported graph's order."""
 
 
-def trunk_weights(path: Path) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(weight, bias) of the trunk's convolutions (batch-norm folded in) and of the centre head,
-    read from an exported model (the first six convolutions in the graph, then the 32 -> 1 one)."""
+def frozen_weights(path: Path) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(weight, bias) of the frozen model's convolutions (batch-norm folded in), read from an
+    exported model: its first convolutions in the graph, `FROZEN`'s shapes (the model shipped
+    before the stacked branch, or one with it: the branch comes after them)."""
     import onnx
     from onnx import numpy_helper
 
     graph = onnx.load(str(path)).graph
     init = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
-    convs = [(init[n.input[1]], init[n.input[2]]) for n in graph.node if n.op_type == "Conv"]
-    trunk = convs[:len(TRUNK)]
-    if [w.shape for w, _ in trunk] != [(o, i, 3, 3) for i, o, _, _ in TRUNK]:
-        raise ValueError(f"{path}: its first convolutions are not the centre detector's trunk")
-    centre = [c for c in convs if c[0].shape == (1, 32, 1, 1)]
-    if len(centre) != 1:
-        raise ValueError(f"{path}: no single centre head (32 -> 1)")
-    return trunk + centre
+    convs = [(init[n.input[1]], init[n.input[2]]) for n in graph.node if n.op_type == "Conv"][:len(FROZEN)]
+    if [w.shape for w, _ in convs] != [(o, i, k, k) for o, i, k in FROZEN]:
+        raise ValueError(f"{path}: its first convolutions are not the dice detector's (centres, sides, "
+                         "on-edge, body) that the stacked branch is trained on")
+    return convs
 
 
 def build_net(frozen: list[tuple[np.ndarray, np.ndarray]]):
-    """The shipped centre detector's trunk and centre head, frozen (their weights `frozen`: the
-    centres stay exactly as the locator knows them), plus what is learned here: a branch at 1/2
-    resolution (the trunk's 1/2-size features and its 1/4-size ones brought up) giving the body
-    mask, and at 1/4 the side, stacked and on-edge heads (trunk features and the 1/2 branch's,
-    pooled)."""
+    """The shipped detector (trunk, centre, side and on-edge heads, body mask), frozen with the
+    weights `frozen` (so every output the locator reads but `stacked` stays exactly as it
+    was), plus what is learned here: the stacked head's own branch on the trunk's 1/4-size
+    features and the body branch's, pooled, with a third, wider-reaching layer (dilation 4:
+    about two dice around each cell) to compare a die with its neighbours."""
     import torch
     from torch import nn
 
-    def conv(inputs: int, outputs: int, stride: int = 1, dilation: int = 1) -> list:
-        return [nn.Conv2d(inputs, outputs, 3, stride, padding=dilation, dilation=dilation, bias=False),
+    def conv(inputs: int, outputs: int, dilation: int = 1) -> list:
+        return [nn.Conv2d(inputs, outputs, 3, padding=dilation, dilation=dilation, bias=False),
                 nn.BatchNorm2d(outputs), nn.ReLU()]
 
-    def fixed(layers, weights):
-        for layer, (w, b) in zip(layers, weights):
-            layer.weight.data = torch.from_numpy(w.copy())
-            layer.bias.data = torch.from_numpy(b.copy())
-            layer.requires_grad_(False)
-        return layers
+    def fixed(inputs: int, outputs: int, kernel: int, stride: int = 1, dilation: int = 1):
+        layer = nn.Conv2d(inputs, outputs, kernel, stride, padding=dilation * (kernel // 2), dilation=dilation)
+        w, b = weights.pop(0)
+        layer.weight.data, layer.bias.data = torch.from_numpy(w.copy()), torch.from_numpy(b.copy())
+        return layer.requires_grad_(False)
+
+    weights = list(frozen)
 
     class Detector(nn.Module):
         def __init__(self):
             super().__init__()
-            trunk = fixed([nn.Conv2d(i, o, 3, s, padding=d, dilation=d) for i, o, s, d in TRUNK], frozen)
-            self.halves = nn.Sequential(trunk[0], nn.ReLU(), trunk[1], nn.ReLU())
-            self.quarters = nn.Sequential(*(m for layer in trunk[2:] for m in (layer, nn.ReLU())))
-            self.centre = fixed([nn.Conv2d(32, 1, 1)], frozen[-1:])[0]
-            self.squeeze = nn.Sequential(nn.Conv2d(32, 16, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU())
+            relu = nn.ReLU
+            self.halves = nn.Sequential(fixed(3, 16, 3, 2), relu(), fixed(16, 24, 3), relu())
+            self.quarters = nn.Sequential(fixed(24, 32, 3, 2), relu(), fixed(32, 32, 3), relu(),
+                                          fixed(32, 32, 3, dilation=2), relu(), fixed(32, 32, 3, dilation=4), relu())
+            self.centre = fixed(32, 1, 1)
+            self.squeeze = nn.Sequential(fixed(32, 16, 1), relu())
             self.up = nn.Upsample(scale_factor=2, mode="nearest")
-            self.fine = nn.Sequential(*conv(24 + 16, 16), *conv(16, 16, dilation=2))
-            self.body = nn.Conv2d(16, 1, 1)
+            self.fine = nn.Sequential(fixed(24 + 16, 16, 3), relu(), fixed(16, 16, 3, dilation=2), relu())
             self.pool = nn.AvgPool2d(2)
-            self.coarse = nn.Sequential(*conv(32 + 16, 32), *conv(32, 32, dilation=2),
-                                        nn.Conv2d(32, len(detect.HEADS) - 1, 1))
+            self.coarse = nn.Sequential(fixed(32 + 16, 32, 3), relu(), fixed(32, 32, 3, dilation=2), relu(),
+                                        fixed(32, len(detect.HEADS) - 1, 1))
+            self.body = fixed(16, 1, 1)
+            self.stacked = nn.Sequential(*conv(32 + 16, 24), *conv(24, 24, 2), *conv(24, 24, 4), nn.Conv2d(24, 1, 1))
 
-        def forward(self, x):
+        def outputs(self, x):
+            """Centre, side/stacked/on-edge (the shipped head's), body and stacked (the branch's) logits."""
             half = self.halves(x)
             quarter = self.quarters(half)
             centre = self.centre(quarter)
             fine = self.fine(torch.cat([half, self.up(self.squeeze(quarter))], 1))
-            others = self.coarse(torch.cat([quarter, self.pool(fine)], 1))
-            return torch.cat([centre, others], 1), self.body(fine)
+            joined = torch.cat([quarter, self.pool(fine)], 1)
+            others = self.coarse(joined)
+            body = self.body(fine)
+            return centre, others, body, self.stacked(joined)
 
-    return Detector()
+        def forward(self, x):
+            """As trained: the stacked branch alone."""
+            centre, others, body, stacked = self.outputs(x)
+            return torch.cat([centre, others[:, :1], stacked, others[:, 2:]], 1), body
+
+        def shipped(self, x):
+            """As exported: the stacked score from the mean of the branch's and the shipped
+            head's logits (it took pictures for stacks, but tells pip dice better)."""
+            centre, others, body, stacked = self.outputs(x)
+            return torch.cat([centre, others[:, :1], (stacked + others[:, 1:2]) / 2, others[:, 2:]], 1), body
+
+    net = Detector()
+    assert not weights, "every frozen weight used"
+    return net
 
 
-def weighted_mean(loss, weight):
-    return (loss * weight).sum() / weight.sum().clamp(min=1e-3)
-
-
-def detector_loss(heads, body, cells, body_target) -> dict:
-    """Each learned head's loss: the side's L1 (in the head's log units), the flags' and body's
-    cross-entropy, each where its truth is known."""
-    import torch
+def stacked_loss(heads, cells):
+    """The stacked head's cross-entropy, weighted per cell (`targets`)."""
     from torch.nn.functional import binary_cross_entropy_with_logits as bce
 
-    def flag(channel, target, positive):
-        w = cells[:, target + 1] * (1 + (positive - 1) * cells[:, target])
-        return weighted_mean(bce(heads[:, channel], cells[:, target], reduction="none"), w)
-
-    return {"side": 5.0 * weighted_mean((torch.sigmoid(heads[:, 1]) - cells[:, 0]).abs(), cells[:, 1]),
-            "stacked": flag(2, 2, 1.0),
-            "on_edge": flag(3, 4, 2.0),
-            "body": weighted_mean(bce(body[:, 0], body_target[:, 0], reduction="none"), body_target[:, 1])}
+    loss = bce(heads[:, 2], cells[:, 0], reduction="none")
+    return (loss * cells[:, 1]).sum() / cells[:, 1].sum().clamp(min=1e-3)
 
 
 def fit(photos: list[Photo], frozen, seed: int, steps: int, batch: int):
@@ -349,50 +392,57 @@ def fit(photos: list[Photo], frozen, seed: int, steps: int, batch: int):
     net = build_net(frozen)
     opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=2e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=4e-3, total_steps=steps)
-    running, start = {}, time.time()
+    running, start = 0.0, time.time()
     for step in range(steps):
         picks = rng.integers(len(photos), size=batch)
-        xs, cells, bodies = zip(*(sample(rng, photos[i]) for i in picks))
-        x, cells, bodies = (torch.from_numpy(np.stack(a)) for a in (xs, cells, bodies))
+        xs, cells = zip(*(sample(rng, photos[i]) for i in picks))
+        x, cells = torch.from_numpy(np.stack(xs)), torch.from_numpy(np.stack(cells))
         net.train()
-        losses = detector_loss(*net(x), cells, bodies)
-        loss = sum(losses.values())
+        loss = stacked_loss(net(x)[0], cells)
         opt.zero_grad()
         loss.backward()
         opt.step()
         sched.step()
-        for k, v in losses.items():
-            running[k] = 0.98 * running[k] + 0.02 * float(v.detach()) if step else float(v.detach())
+        running = 0.98 * running + 0.02 * float(loss.detach()) if step else float(loss.detach())
         if step % 200 == 0 or step == steps - 1:
-            print(f"step {step}/{steps} " + " ".join(f"{k} {v:.3f}" for k, v in running.items())
-                  + f" ({time.time() - start:.0f} s)", flush=True)
+            print(f"step {step}/{steps} stacked {running:.3f} ({time.time() - start:.0f} s)", flush=True)
     return net.eval()
 
 
 def export_onnx(net, path: str) -> None:
-    """The net with its sigmoids, two outputs (per-cell heads, body mask), any input size."""
+    """The net as shipped (`shipped`) with its sigmoids, two outputs (per-cell heads, body
+    mask), any input size."""
     import torch
 
-    export_probabilities(net, lambda outputs: tuple(torch.sigmoid(o) for o in outputs),
+    class Shipped(torch.nn.Module):
+        def __init__(self, detector):
+            super().__init__()
+            self.detector = detector
+
+        def forward(self, x):
+            return self.detector.shipped(x)
+
+    export_probabilities(Shipped(net), lambda outputs: tuple(torch.sigmoid(o) for o in outputs),
                          torch.zeros(1, 3, CROP, CROP), path, ("lab", "heads", "body"),
                          {"lab": {2: "h", 3: "w"}, "heads": {2: "h4", 3: "w4"}, "body": {2: "h2", 3: "w2"}})
     heads, body = detect.CentreModel(Path(path)).run(np.full((64, 96, 3), 128, np.uint8))
     assert heads.shape == (len(detect.HEADS), 16, 24) and body.shape == (32, 48), (heads.shape, body.shape)
 
 
-def training_photos(trays: int, specials: int, few: int) -> list[Photo]:
+def training_photos(trays: int, specials: int, few: int, pictures: int) -> list[Photo]:
     photos = byler_photos(lambda name: not held_out(name))
     print(f"{len(photos)} byler train photos (as taken and phone-framed)", flush=True)
     photos += synth_photos(SYNTH_SEED, trays)
     photos += special_photos(SPECIAL_SEED, specials)
     photos += few_photos(FEW_SEED, few)
+    photos += picture_photos(PICTURE_SEED, pictures)
     print(f"{len(photos)} photos with synthetic trays", flush=True)
     return photos
 
 
 def cmd_train(args) -> None:
-    frozen = trunk_weights(Path(args.trunk))
-    photos = training_photos(args.trays, args.specials, args.few)
+    frozen = frozen_weights(Path(args.frozen))
+    photos = training_photos(args.trays, args.specials, args.few, args.pictures)
     net = fit(photos, frozen, args.seed, args.steps, args.batch)
     export_onnx(net, args.out)
     print(f"wrote {args.out} ({Path(args.out).stat().st_size // 1024} kB)")
@@ -418,6 +468,65 @@ def flag_trays(first: int, count: int, **specials) -> list[Photo]:
     """Fresh 6-dice trays with the given special dice (stacked=1, edge=1), half seen from below."""
     return [tray_photo(f"flag{seed}", *synth.render_tray(seed, 6, view=("above", "below")[seed % 2], **specials))
             for seed in range(first, first + count)]
+
+
+def picture_flag_trays(first: int, count: int) -> list[Photo]:
+    """Fresh 6-dice trays of picture-faced sets (paco, skull, emblem in turn), one stacked pair
+    each, about half the dice showing their picture, half seen from below."""
+    out = []
+    for seed in range(first, first + count):
+        rng = np.random.default_rng(seed)
+        kind, view = ("paco", "skull", "emblem")[seed % 3], ("above", "below")[seed % 2]
+        out.append(tray_photo(f"flag{seed}", *synth.render_tray(
+            seed, 6, view=view, stacked=1, picture_faces=kind, faces=picture_faces(rng, 6, kind, view))))
+    return out
+
+
+def calibrated_trays(seed: int, n_dice: int, tables: int) -> list[Photo]:
+    """The benchmark's calibrated boxed-set trays (`companion bench vision`'s, paco on the ace),
+    with their truth, seen at the scale each table's calibration gives (the calibration's die
+    size, not these dice's): where the stacked head's whole-photo run once took pacos for stacks."""
+    from companion.bench_vision import _calibrated_items
+
+    return [tray_photo(f"calibrated{i}", image, synth.TrayTruth(truth, {"view": view}), source["calibration_object"])
+            for i, (source, image, truth, view) in enumerate(_calibrated_items(seed, n_dice, tables))
+            if "calibration_object" in source]
+
+
+FACE_KINDS = {"": "pips", "paco": "paco"}   # any other picture: "other pictures"
+
+
+def stacked_scores(photos: list[Photo], model) -> list[tuple[str, str, str, float]]:
+    """(role, face kind, view, stacked score at its peak) for every stacked pair (role "pair":
+    the best peak on either die; its face kind is the face the camera sees, the upper die's from
+    above, the lower's from below) and every flat die ("flat") matched to a peak; dice without
+    a peak score 0."""
+    out = []
+    for photo in photos:
+        seen = detect.detect_dice(cv2.cvtColor(photo.image, cv2.COLOR_BGR2LAB), detect.SIDE, model)
+        score = dict(match(seen.centres, photo.centres, 0.4 * detect.SIDE))
+        kinds = [FACE_KINDS.get(p, "other pictures") for p in photo.pictures]
+        for i, kind in enumerate(photo.kinds):
+            if kind == FLAT and i in score:
+                out.append(("flat", kinds[i], photo.view, float(seen.stacked[score[i]])))
+            elif kind == UPPER:
+                values = [float(seen.stacked[score[t]]) for t in (i - 1, i) if t in score]
+                shown = kinds[i] if photo.view == "above" else kinds[i - 1]
+                out.append(("pair", shown, photo.view, max(values, default=0.0)))
+    return out
+
+
+def print_stacked_table(title: str, scores, threshold: float) -> None:
+    """Stacked pairs caught and flat dice falsely flagged at `threshold`, by face kind and view."""
+    print(f"{title}: stacked >= {threshold}, by face kind and view")
+    for kind in ("pips", "paco", "other pictures"):
+        for view in ("above", "below"):
+            pairs = [v for r, k, w, v in scores if r == "pair" and k == kind and w == view]
+            flat = [v for r, k, w, v in scores if r == "flat" and k == kind and w == view]
+            if pairs or flat:
+                caught = f"{sum(v >= threshold for v in pairs)}/{len(pairs)}" if pairs else "-"
+                alarms = f"{sum(v >= threshold for v in flat)}/{len(flat)}" if flat else "-"
+                print(f"  {kind:>14} {view:>5}: pairs caught {caught:>7}, false alarms {alarms:>8}")
 
 
 def cmd_evaluate(args) -> None:
@@ -469,6 +578,14 @@ def cmd_evaluate(args) -> None:
                 if len(caught):
                     line += f"; caught {np.sum(caught >= t)} of {len(caught)} ({100 * np.mean(caught >= t):.1f} %)"
                 print(line)
+    flagged = {"one stacked pair in 6 (fresh), pips and picture sets":
+               sets["one stacked pair in 6 (fresh)"] + picture_flag_trays(SYNTH_SEED + 400_000, 3 * args.trays),
+               "the benchmark's calibrated boxed-set trays (seed 2024, 500 dice, whole photos)":
+               calibrated_trays(2024, 500, 6)}
+    for title, photos in flagged.items():
+        scores = stacked_scores(photos, model)
+        for threshold in args.flag_scores:
+            print_stacked_table(title, scores, threshold)
     crop = cv2.cvtColor(sets["byler train held out"][0].image[:4 * detect.SIDE, :4 * detect.SIDE], cv2.COLOR_BGR2LAB)
     times = []
     for _ in range(200):
@@ -484,14 +601,15 @@ def main(argv=None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train")
     train.add_argument("--seed", type=int, default=7)
-    train.add_argument("--steps", type=int, default=6000)
+    train.add_argument("--steps", type=int, default=8000)
     train.add_argument("--batch", type=int, default=32)
     train.add_argument("--trays", type=int, default=300, help="vision.synth trays to learn from")
     train.add_argument("--specials", type=int, default=500, help="trays with stacked and edge dice to learn from")
     train.add_argument("--few", type=int, default=200, help="trays of a few flat dice to learn from")
+    train.add_argument("--pictures", type=int, default=400, help="trays of picture-faced dice to learn from")
     train.add_argument("--out", default=str(detect.MODEL_PATH))
-    train.add_argument("--trunk", default=str(detect.MODEL_PATH),
-                       help="model whose trunk and centre head are kept (the shipped one)")
+    train.add_argument("--frozen", default=str(detect.MODEL_PATH),
+                       help="model whose layers but the stacked branch are kept, frozen (the shipped one)")
     evaluate = sub.add_parser("evaluate")
     evaluate.add_argument("--trays", type=int, default=60, help="fresh synthetic trays to check on")
     evaluate.add_argument("--model", default=str(detect.MODEL_PATH))

@@ -118,6 +118,43 @@ def test_stacked_pairs_are_told_from_flat_touching_dice():
     assert np.sum(np.array(flat) >= detect.STACKED_SCORE) <= 2, np.round(sorted(flat)[-5:], 2)
 
 
+def picture_tray(seed, kind, view, **special):
+    """A 6-dice tray of a picture-faced set with the picture shown to the camera by every die
+    (from below the camera sees the face opposite the top) but the first, touching dice."""
+    shown = next(iter(synth.PICTURE_SETS[kind]))
+    shown = shown if view == "above" else 7 - shown
+    return synth.render_tray(seed, 6, picture_faces=kind, faces=[3] + [shown] * 5, clusters=0.8, view=view,
+                             **special)
+
+
+def test_flat_dice_showing_a_picture_are_not_taken_for_stacks():
+    # the boxed set's paco (toucan), a skull, an emblem: busier than pips. 24 fresh trays of
+    # such dice lying flat and touching, half from below: at STACKED_ALONE_SCORE (a die flagged
+    # by its score alone) the head trained without picture faces flagged 5 of their 144 dice
+    # (10 at STACKED_SCORE); at most 2 here (2 when written, 4 at STACKED_SCORE)
+    flat = []
+    for seed in range(4500, 4524):
+        kind, view = ("paco", "paco", "skull", "emblem")[seed % 4], ("above", "below")[seed % 2]
+        image, truth = picture_tray(seed, kind, view)
+        _, seen, centres, sides = seen_on(image, truth)
+        flat += [seen.stacked[j] for j in (at(seen, c, s) for c, s in zip(centres, sides)) if j is not None]
+    assert len(flat) >= 130
+    assert np.sum(np.array(flat) >= detect.STACKED_ALONE_SCORE) <= 2, np.round(sorted(flat)[-4:], 2)
+
+
+def test_a_stack_of_paco_dice_is_still_caught():
+    # the same boxed-set trays with two of the dice stacked, both showing the paco: at least
+    # 3 of 12 pairs caught by the score alone (4 when written; 5 before picture faces were
+    # learned, when flat pacos were flagged too)
+    caught = 0
+    for seed in range(4530, 4542):
+        image, truth = picture_tray(seed, "paco", ("above", "below")[seed % 2], stacked=1)
+        _, seen, centres, sides = seen_on(image, truth)
+        on_pair = [at(seen, c, s) for c, s, d in zip(centres, sides, truth) if "stacked" in d["flags"]]
+        caught += max([seen.stacked[j] for j in on_pair if j is not None], default=0.0) >= detect.STACKED_ALONE_SCORE
+    assert caught >= 3, f"only {caught} of 12 stacked pairs of paco dice caught"
+
+
 def test_a_die_on_its_edge_is_told_from_flat_dice():
     # 16 fresh trays with one die on its edge among touching dice, half from below: at
     # EDGE_SCORE about half the edge dice are caught (10 of 16 when written), and at most one of
