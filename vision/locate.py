@@ -1257,12 +1257,34 @@ def _pip_dice(lab: np.ndarray, expected: float, free_dark: np.ndarray, free_ligh
                 flags = (UNREADABLE,)
             if not flags and not _plain_face(lum, centre, side, angle, dark):
                 continue  # marks everywhere: a textured table (wood grain, print), not a die's face
+            if flags == (STACKED,):
+                one = _one_flat_die_around(lab, centre, side, expected)
+                if one is not None:
+                    # too many pips for one face: a pale die seen from aside shows its sides'
+                    # pips too, and the detector sees one die there, lying flat, sure of it
+                    centre, side, flags = one[0], one[1], ()
             box = cv2.boxPoints(((float(centre[0]), float(centre[1])), (side, side), angle))
             mask = np.zeros((h, w), np.uint8)
             cv2.fillPoly(mask, [np.int32(np.round(box))], 1)
             x0, y0 = max(0, int(box[:, 0].min())), max(0, int(box[:, 1].min()))
             x1, y1 = min(w, int(box[:, 0].max()) + 1), min(h, int(box[:, 1].max()) + 1)
             yield (mask[y0:y1, x0:x1].astype(bool), x0, y0), flags
+
+
+def _one_flat_die_around(lab: np.ndarray, centre, side: float, expected: float):
+    """(centre, side) of the one die the detector sees within half a side of a pip group's
+    centre, when it sees just one there and is sure it lies flat, on no other die; else None."""
+    h, w = lab.shape[:2]
+    x0, y0 = max(0, int(centre[0] - side)), max(0, int(centre[1] - side))
+    crop = np.ascontiguousarray(lab[y0:min(h, int(centre[1] + side) + 1), x0:min(w, int(centre[0] + side) + 1)])
+    found = detect_dice(crop, expected)
+    near = np.hypot(*(found.centres + (x0, y0) - np.asarray(centre)).T) < 0.5 * side
+    if near.sum() != 1:
+        return None
+    i = int(np.flatnonzero(near)[0])
+    if found.on_edge[i] >= FLAT_EDGE_SCORE or found.stacked[i] >= FLAT_EDGE_SCORE:
+        return None
+    return found.centres[i] + (x0, y0), max(float(found.sides[i]), FACE_OF_BLOB * expected)
 
 
 def _outline_stands_out(grad: np.ndarray, centre, side: float, ring_edges: float, grad_level: float) -> bool:
