@@ -25,8 +25,7 @@ STRIDE = 4           # input pixels per heatmap cell
 BODY_STRIDE = 2      # input pixels per body-mask cell
 PEAK_SCORE = 0.5     # least heatmap value of a die's centre
 SIDE_RANGE = 2.0     # the side head spans SIDE / SIDE_RANGE .. SIDE * SIDE_RANGE
-STACKED_SCORE = 0.9  # least `stacked` of a die to flag as one of a stack with a second cue (refuse a cut)
-STACKED_ALONE_SCORE = 0.95  # least `stacked` to flag a die by this score alone (rare false alarms)
+STACKED_SCORE = 0.9  # least `stacked` of a die to take it for one of a stack with a second cue (refuse a cut)
 EDGE_SCORE = 0.5     # least `on_edge` of a die to flag as standing on its edge
 HEADS = ("centre", "side", "stacked", "on_edge")   # the per-cell outputs' channels, in order
 
@@ -96,11 +95,12 @@ class Detections:
       net says, and as a stack's cue: from above a die on another is a little bigger.
     * `stacked`: chance that the die is one of a stack (it rests on another, or one rests on it;
       a pair usually gives one peak). On held-out synthetic trays of pip and picture-faced
-      dice (the boxed set's paco, a skull, an emblem): at `STACKED_ALONE_SCORE` (0.95) it
-      catches about 37 % of stacked pairs and flags about one flat die in 500 of every face
-      kind (none of 225 pacos), so a die may be flagged by it alone; at `STACKED_SCORE` (0.9)
-      about 53 % of pairs, with 0.5 % false alarms on pips but 4-6 % on pictures: there only
-      with a second cue (it refuses a cut). On the stacked pairs among issue 4's `ok`-and-wrong
+      dice (the boxed set's paco, a skull, an emblem): at `STACKED_SCORE` (0.9) it catches
+      about 53 % of stacked pairs, with 0.5 % false alarms on pips but 4-6 % on pictures, so
+      the locator uses it only with a second cue (it refuses a cut). At 0.95 it catches about
+      37 % of pairs and flags about one flat die in 500 of every face kind, but only a run over
+      the whole photo gives it the context it needs (about 30-40 ms more per 30-dice photo):
+      not used yet. On the stacked pairs among issue 4's `ok`-and-wrong
       trays it gives 0.91, 0.84, 0.81, 0.76, 0.63. A low score proves nothing: many pairs
       score low.
     * `on_edge`: chance that the die stands on an edge or leans. At `EDGE_SCORE` (0.5) about half

@@ -129,9 +129,9 @@ def picture_tray(seed, kind, view, **special):
 
 def test_flat_dice_showing_a_picture_are_not_taken_for_stacks():
     # the boxed set's paco (toucan), a skull, an emblem: busier than pips. 24 fresh trays of
-    # such dice lying flat and touching, half from below: at STACKED_ALONE_SCORE (a die flagged
-    # by its score alone) the head trained without picture faces flagged 5 of their 144 dice
-    # (10 at STACKED_SCORE); at most 2 here (2 when written, 4 at STACKED_SCORE)
+    # such dice lying flat and touching, half from below: at STACKED_SCORE (the locator then
+    # refuses to cut them apart) the head trained without picture faces flagged 10 of their 144
+    # dice; at most 5 here (4 when written)
     flat = []
     for seed in range(4500, 4524):
         kind, view = ("paco", "paco", "skull", "emblem")[seed % 4], ("above", "below")[seed % 2]
@@ -139,19 +139,18 @@ def test_flat_dice_showing_a_picture_are_not_taken_for_stacks():
         _, seen, centres, sides = seen_on(image, truth)
         flat += [seen.stacked[j] for j in (at(seen, c, s) for c, s in zip(centres, sides)) if j is not None]
     assert len(flat) >= 130
-    assert np.sum(np.array(flat) >= detect.STACKED_ALONE_SCORE) <= 2, np.round(sorted(flat)[-4:], 2)
+    assert np.sum(np.array(flat) >= detect.STACKED_SCORE) <= 5, np.round(sorted(flat)[-6:], 2)
 
 
 def test_a_stack_of_paco_dice_is_still_caught():
     # the same boxed-set trays with two of the dice stacked, both showing the paco: at least
-    # 3 of 12 pairs caught by the score alone (4 when written; 5 before picture faces were
-    # learned, when flat pacos were flagged too)
+    # 3 of 12 pairs caught at STACKED_SCORE (4 when written)
     caught = 0
     for seed in range(4530, 4542):
         image, truth = picture_tray(seed, "paco", ("above", "below")[seed % 2], stacked=1)
         _, seen, centres, sides = seen_on(image, truth)
         on_pair = [at(seen, c, s) for c, s, d in zip(centres, sides, truth) if "stacked" in d["flags"]]
-        caught += max([seen.stacked[j] for j in on_pair if j is not None], default=0.0) >= detect.STACKED_ALONE_SCORE
+        caught += max([seen.stacked[j] for j in on_pair if j is not None], default=0.0) >= detect.STACKED_SCORE
     assert caught >= 3, f"only {caught} of 12 stacked pairs of paco dice caught"
 
 
