@@ -114,6 +114,8 @@ CUT_EDGE_SCORE = 0.3          # most on-edge score (the net's) of a die cut from
 DIE_REACH = 0.8               # farthest a die's pixel lies from its detected centre (usual die sides)
 DETECTED_FILL = 0.62          # least a part cut around a detected centre fills its rectangle (its cut is ragged)
 DETECTED_TOP_ASPECT = 1.35    # ...and longest its top face may be (it may show a neighbour's edge)
+SURE_REACH = 0.72             # a sure die's part reaches this far (its own sides) from its centre: its top face
+SURE_REST = 0.5               # widest (usual die sides) die body or marks left beside sure dice that is no die
 NOT_BODY = 0.2                # most mean die-body chance (the net's) of a markless piece that is no die
 ONE_DIE_BODY = 1.6            # most die body (the net's own side squared) around one detected centre: one die
 
@@ -838,6 +840,11 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
         if all(good):
             break
     parts, good = best
+    if not all(good) and len(parts) > len(centres) > 0:
+        # k-means cut more dice than the net sees: a die seen with its sides cut in two, maybe
+        sure = _cut_at_sure_centres(blob, expected, lab)
+        if sure is not None:
+            return sure
     if len(centres):
         # where k-means and the detector disagree (a part holding no detected centre, or two: a
         # die leaning on the wall cut into its top and a side), the part is flagged; one holding
@@ -895,6 +902,50 @@ def _cut_at_centres(blob: _Blob, centres: np.ndarray, colour: np.ndarray, expect
             return None
     # what lies beyond every die's reach is the board in shadow: `_split` drops it
     return parts + rest, good + [False] * len(rest), [True] * len(parts) + [False] * len(rest)
+
+
+def _cut_at_sure_centres(blob: _Blob, expected: float, lab: np.ndarray
+                         ) -> tuple[list[np.ndarray], list[bool], list[bool]] | None:
+    """The blob cut as the net sees it, as `_split_cluster` returns it, when the net is sure of
+    every die in it: each lies flat, on no other (on-edge and stacked < FLAT_EDGE_SCORE), none
+    closer to another than flat dice lie (by their own sides), and no die body nor marks as wide
+    as half a die lie beyond them (a die the net missed). Each die is the die body nearest its
+    centre within its top face's reach (half its diagonal, by the net's side): its sides and
+    shadow beyond are cut off, as k-means' parts, sized by area alone, cannot (it cuts a die
+    seen with its sides into two, or a small die and a big one's side into one). A part that
+    is not square or shows no square top face, or lies beside a patch that may be a die under
+    it, is flagged. None when the net is not sure."""
+    found = _blob_detections(blob, expected, lab)
+    centres, sides = found.centres, found.sides.astype(np.float64)
+    if not len(centres) or max(float(found.on_edge.max()), float(found.stacked.max())) >= FLAT_EDGE_SCORE:
+        return None
+    gaps = np.hypot(*(centres[:, None] - centres[None]).transpose(2, 0, 1)) + np.eye(len(centres)) * sides.max()
+    if (gaps < MIN_CENTRE_GAP * np.minimum(sides[:, None], sides[None])).any():
+        return None
+    body = (found.body >= 0.5) & blob.mask
+    near, _ = _nearest_parts(blob, centres, _colour_features(blob, lab, expected), expected)
+    ys, xs = np.mgrid[:blob.mask.shape[0], :blob.mask.shape[1]]
+    parts = []
+    for part, (cx, cy), side in zip(near, centres, sides):
+        part = part & body & ((xs - cx) ** 2 + (ys - cy) ** 2 <= (SURE_REACH * side) ** 2)
+        count, pieces = cv2.connectedComponents(part.astype(np.uint8), connectivity=8)
+        label = pieces[min(int(round(cy)), part.shape[0] - 1), min(int(round(cx)), part.shape[1] - 1)]
+        if not label or (pieces == label).sum() < 0.5 * side * side:
+            return None
+        parts.append(pieces == label)
+    rest = blob.mask & ~np.logical_or.reduce(parts)
+    lum = lab[..., 0]
+    count, pieces = cv2.connectedComponents(rest.astype(np.uint8), connectivity=8)
+    for piece in (pieces == label for label in range(1, count)):
+        if _thickness(piece) >= SURE_REST * expected and (
+                float(found.body[piece].mean()) >= NOT_BODY or not _markless(piece, blob, lum, expected)):
+            return None
+    # a patch of another colour among what lies nearest a die (its sides, its shadow) may be a
+    # die under it, which the net's low stacked score does not rule out
+    good = [_squareness(part)[1] <= SPLIT_ASPECT
+            and _square_top(_cropped(part, blob), lab, DETECTED_TOP_ASPECT) is not None
+            and not _die_underneath(_cropped(around, blob), lab, expected) for part, around in zip(parts, near)]
+    return parts, good, [True] * len(parts)
 
 
 def _cut_in_tiles(blob: _Blob, centres: np.ndarray, colour: np.ndarray, expected: float,

@@ -166,6 +166,19 @@ def test_a_real_die_with_its_shadow_in_one_blob_is_one_clean_die(byler_truth, na
     assert len(found) == len(row["dice"]) and not any(c.flags for c in found)
 
 
+@pytest.mark.parametrize("name", ["IMG_20191208_111316.jpg", "IMG_20191208_112025.jpg",
+                                  "IMG_20191209_100043.jpg"])
+def test_a_real_cluster_the_net_is_sure_of_is_cut_one_clean_part_per_die(byler_truth, name):
+    # byler train: k-means, sizing parts by area alone, cut a die seen with its sides into two
+    # parts less than a side apart (both flagged stacked, and a clean neighbour with them);
+    # the net sees every die of the blob lying flat, on no other, and cuts it one part per die
+    row = next(r for r in byler_truth if r["image"].endswith(name))
+    assert row["split"] == "train"
+    found = find_dice(cv2.imread(row["path"]))
+    assert_each_die_found_once(row, found)
+    assert len(found) == len(row["dice"]) and not any(c.flags for c in found)
+
+
 @pytest.mark.parametrize("name,die_at", [
     ("IMG_20191208_111628.jpg", (244, 151)),   # its outline 1.5 times longer than wide
     ("IMG_20191209_100348.jpg", (186, 490)),   # die-sized, with no square top face
