@@ -154,24 +154,17 @@ def test_a_real_dies_own_sides_are_not_taken_for_a_die_under_it(byler_truth):
     assert len(found) == len(row["dice"]) and not any(c.flags for c in found)
 
 
-@pytest.mark.parametrize("name", ["IMG_20191208_111339.jpg", "IMG_20191208_111352.jpg"])
-def test_a_real_die_with_its_shadow_in_one_blob_is_one_clean_die(byler_truth, name):
-    # byler train: a die's shadow (or its sides, or its reflection in the wall) joins it into a
-    # blob too big for one die, where the detector sees one centre and die body for one die only:
-    # one die, counted once and not flagged (a k-means cut made two, both flagged stacked)
-    row = next(r for r in byler_truth if r["image"].endswith(name))
-    assert row["split"] == "train"
-    found = find_dice(cv2.imread(row["path"]))
-    assert_each_die_found_once(row, found)
-    assert len(found) == len(row["dice"]) and not any(c.flags for c in found)
-
-
-@pytest.mark.parametrize("name", ["IMG_20191208_111316.jpg", "IMG_20191208_112025.jpg",
-                                  "IMG_20191209_100043.jpg"])
-def test_a_real_cluster_the_net_is_sure_of_is_cut_one_clean_part_per_die(byler_truth, name):
-    # byler train: k-means, sizing parts by area alone, cut a die seen with its sides into two
-    # parts less than a side apart (both flagged stacked, and a clean neighbour with them);
-    # the net sees every die of the blob lying flat, on no other, and cuts it one part per die
+@pytest.mark.parametrize("name", [
+    # a die's shadow (or its sides, or its reflection in the wall) joins it into a blob too big
+    # for one die, where the detector sees one centre and die body for one die only
+    "IMG_20191208_111339.jpg", "IMG_20191208_111352.jpg",
+    # k-means, sizing parts by area alone, cut a die seen with its sides into two parts less
+    # than a side apart; the net sees every die of the blob lying flat, on no other
+    "IMG_20191208_111316.jpg", "IMG_20191208_112025.jpg", "IMG_20191209_100043.jpg",
+])
+def test_a_real_blob_the_net_is_sure_of_is_cut_one_clean_part_per_die(byler_truth, name):
+    # byler train: each die counted once and not flagged (k-means parts were flagged stacked,
+    # and a clean neighbour with them)
     row = next(r for r in byler_truth if r["image"].endswith(name))
     assert row["split"] == "train"
     found = find_dice(cv2.imread(row["path"]))
