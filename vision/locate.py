@@ -587,8 +587,12 @@ def _detector_sees_flat(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
     other die: a camera looking at the tray from aside shows a flat die's sides beyond its top
     face in any direction, which the outline alone cannot tell from a die on its edge."""
     found = _blob_detections(blob, expected, lab)
-    return (len(found.centres) == 1 and float(found.on_edge[0]) < FLAT_EDGE_SCORE
-            and float(found.stacked[0]) < FLAT_EDGE_SCORE)
+    return len(found.centres) == 1 and _sure_flat(found, 0)
+
+
+def _sure_flat(found: Detections, i: int) -> bool:
+    """True when the detector is sure its die `i` lies flat, on no other die."""
+    return float(found.on_edge[i]) < FLAT_EDGE_SCORE and float(found.stacked[i]) < FLAT_EDGE_SCORE
 
 
 def _square_top(blob: _Blob, lab: np.ndarray, most_aspect: float = TOP_ASPECT) -> np.ndarray | None:
@@ -917,7 +921,7 @@ def _cut_at_sure_centres(blob: _Blob, expected: float, lab: np.ndarray
     it, is flagged. None when the net is not sure."""
     found = _blob_detections(blob, expected, lab)
     centres, sides = found.centres, found.sides.astype(np.float64)
-    if not len(centres) or max(float(found.on_edge.max()), float(found.stacked.max())) >= FLAT_EDGE_SCORE:
+    if not len(centres) or not all(_sure_flat(found, i) for i in range(len(centres))):
         return None
     gaps = np.hypot(*(centres[:, None] - centres[None]).transpose(2, 0, 1)) + np.eye(len(centres)) * sides.max()
     if (gaps < MIN_CENTRE_GAP * np.minimum(sides[:, None], sides[None])).any():
@@ -1333,7 +1337,7 @@ def _one_flat_die_around(lab: np.ndarray, centre, side: float, expected: float):
     if near.sum() != 1:
         return None
     i = int(np.flatnonzero(near)[0])
-    if found.on_edge[i] >= FLAT_EDGE_SCORE or found.stacked[i] >= FLAT_EDGE_SCORE:
+    if not _sure_flat(found, i):
         return None
     return found.centres[i] + (x0, y0), max(float(found.sides[i]), FACE_OF_BLOB * expected)
 
