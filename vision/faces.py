@@ -363,8 +363,8 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
     if n <= 1:
         return 0, 1.0
     # the blobs' sizes and places as Python numbers: a face holds a few blobs, and a loop over
-    # them costs less than the many small array operations it replaces (same arithmetic, same
-    # comparisons: the sizes are whole numbers, the area limits rounded to float32 as before)
+    # them costs less than many small array operations (the area limits are rounded to float32,
+    # as the thresholds the shipped rules were measured with)
     unit = float(side * side)
     centres = centroids[1:] / side
     blobs = stats[1:].tolist()
@@ -433,7 +433,7 @@ def _area_limits(unit: float) -> tuple[float, float, float]:
 
 
 def _squared(u, v) -> float:
-    """Squared distance between two colour offsets (summed in the order the array code did)."""
+    """Squared distance between two colour offsets."""
     d0, d1, d2 = u[0] - v[0], u[1] - v[1], u[2] - v[2]
     return d0 * d0 + d1 * d1 + d2 * d2
 
@@ -487,7 +487,8 @@ def _layout_error(pts: list[list[float]], areas: np.ndarray) -> float:
 
 
 def _distance(a: list[float], b: list[float]) -> float:
-    """Distance between two points, rounded as the array code did it (x*x, not pow(x, 2))."""
+    """Distance between two points (x*x, not pow(x, 2), which rounds a last bit differently
+    from the measured thresholds' computation)."""
     dx, dy = a[0] - b[0], a[1] - b[1]
     return math.sqrt(dx * dx + dy * dy)
 
