@@ -9,6 +9,8 @@ side, or touching dice. Touching dice are cut around the die centres a small lea
 face and all that is left is shadow; else by k-means over position and colour into the fewest
 similar squares, a part flagged where k-means and the detector disagree on the dice it holds,
 dropped where the detector sees neither a die's centre nor its body in it (a rim's square).
+A part holding one detected die yet far bigger than the net sees that die is flagged too: a die
+the net missed lies in it.
 A blob far bigger than the dice the detector sees in it (a tray's wall, rim or a lamp's glow
 with dice against it) is not given to k-means, whose cost grows with its area times the counts
 tried (seconds): each detected die's body is cut out and judged as a lone die, and the rest is
@@ -118,6 +120,7 @@ SURE_REACH = 0.72             # a sure die's part reaches this far (its own side
 SURE_REST = 0.5               # widest (usual die sides) die body or marks left beside sure dice that is no die
 NOT_BODY = 0.2                # most mean die-body chance (the net's) of a markless piece that is no die
 ONE_DIE_BODY = 1.6            # most die body (the net's own side squared) around one detected centre: one die
+ONE_DIE_PART = 2.7            # most area (the net's own side squared) of a k-means part holding one detected die
 
 # dice found by their pips (white on white)
 PIP_RADIUS = 0.08             # a pip's radius, in die sides (of the die's whole blob)
@@ -862,8 +865,14 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
     # a part holding no detected centre that the net sees no die body in either is no die,
     # however sharp its marks (a tray's rim cut in squares, the table's grain beyond it): dropped,
     # as `_cut_in_tiles` drops such tiles
-    body = _blob_detections(blob, expected, lab).body
-    kept = [i for i, (part, n) in enumerate(zip(parts, held)) if n or (part.any() and float(body[part].mean()) >= NOT_BODY)]
+    found = _blob_detections(blob, expected, lab)
+    kept = [i for i, (part, n) in enumerate(zip(parts, held)) if n or (part.any() and float(found.body[part].mean()) >= NOT_BODY)]
+    if len(centres):
+        # a part far bigger than the one die the net sees in it holds more: a die the net missed
+        # beside it (a dim blue die against a green one), whose own part it may drop as no die
+        for centre_index, part_index in enumerate(nearest):
+            if parts[part_index].sum() > ONE_DIE_PART * float(found.sides[centre_index]) ** 2:
+                good[part_index] = False
     return ([parts[i] for i in kept], [good[i] and (held[i] == 1 or not len(centres)) for i in kept],
             [held[i] > 0 for i in kept])
 
