@@ -163,51 +163,47 @@ def tray_photo(name: str, image: np.ndarray, truth, calibration=None) -> Photo:
                  np.array([die.get("picture") or "" for die in truth], dtype=object), truth.scene["view"])
 
 
-def synth_photos(first: int, count: int) -> list[Photo]:
-    """Seeded synthetic trays of many kinds."""
+def tray_photos(name: str, first: int, count: int, arguments) -> list[Photo]:
+    """Seeded synthetic trays: `arguments(seed, rng, view)` gives `render_tray`'s other arguments
+    (drawn from `rng`, seeded by the tray's seed); every third tray from below, every fifth at
+    phone size; a tray with no room for its dice is skipped."""
     out = []
     for seed in range(first, first + count):
-        rng = np.random.default_rng(seed)
-        kind = seed % 4
-        args = {"seed": seed, "n_dice": int(rng.integers(6, 31)), "view": ("above", "below")[seed % 3 == 2],
-                "hard": kind != 0, "clusters": (None, 0.6, 0.9, 0.9)[kind],
-                "stacked": int(rng.integers(0, 3)) if kind == 3 else 0}
-        if seed % 5 == 4:
-            args["size"] = synth.PHONE
-        out.append(tray_photo(f"synth{seed}", *synth.render_tray(**args)))
-    return out
-
-
-def special_photos(first: int, count: int) -> list[Photo]:
-    """Seeded synthetic trays of 6-14 dice, 1-3 pairs stacked and 0-2 dice on their edge among
-    touching dice: the cases the stacked and on-edge heads learn."""
-    out = []
-    for seed in range(first, first + count):
-        rng = np.random.default_rng(seed)
-        args = {"seed": seed, "n_dice": int(rng.integers(6, 15)), "view": ("above", "below")[seed % 3 == 2],
-                "hard": seed % 2 == 0, "clusters": 0.7, "stacked": int(rng.integers(1, 4)),
-                "edge": int(rng.integers(0, 3))}
+        view = ("above", "below")[seed % 3 == 2]
+        args = {"seed": seed, "view": view, **arguments(seed, np.random.default_rng(seed), view)}
         if seed % 5 == 4:
             args["size"] = synth.PHONE
         try:
-            out.append(tray_photo(f"special{seed}", *synth.render_tray(**args)))
+            out.append(tray_photo(f"{name}{seed}", *synth.render_tray(**args)))
         except ValueError:
             continue   # no room on this tray for so many dice
     return out
 
 
+def synth_photos(first: int, count: int) -> list[Photo]:
+    """Seeded synthetic trays of many kinds."""
+    def arguments(seed, rng, view):
+        kind = seed % 4
+        return {"n_dice": int(rng.integers(6, 31)), "hard": kind != 0, "clusters": (None, 0.6, 0.9, 0.9)[kind],
+                "stacked": int(rng.integers(0, 3)) if kind == 3 else 0}
+    return tray_photos("synth", first, count, arguments)
+
+
+def special_photos(first: int, count: int) -> list[Photo]:
+    """Seeded synthetic trays of 6-14 dice, 1-3 pairs stacked and 0-2 dice on their edge among
+    touching dice: the cases the stacked and on-edge heads learn."""
+    def arguments(seed, rng, view):
+        return {"n_dice": int(rng.integers(6, 15)), "hard": seed % 2 == 0, "clusters": 0.7,
+                "stacked": int(rng.integers(1, 4)), "edge": int(rng.integers(0, 3))}
+    return tray_photos("special", first, count, arguments)
+
+
 def few_photos(first: int, count: int) -> list[Photo]:
     """Seeded synthetic trays of 4-12 flat dice, lone or touching: what most stacked-looking
     dice are not (lone dice on small trays)."""
-    out = []
-    for seed in range(first, first + count):
-        rng = np.random.default_rng(seed)
-        args = {"seed": seed, "n_dice": int(rng.integers(4, 13)), "view": ("above", "below")[seed % 3 == 2],
-                "clusters": float(rng.choice([0.1, 0.5, 0.9]))}
-        if seed % 5 == 4:
-            args["size"] = synth.PHONE
-        out.append(tray_photo(f"few{seed}", *synth.render_tray(**args)))
-    return out
+    def arguments(seed, rng, view):
+        return {"n_dice": int(rng.integers(4, 13)), "clusters": float(rng.choice([0.1, 0.5, 0.9]))}
+    return tray_photos("few", first, count, arguments)
 
 
 def picture_faces(rng, n_dice: int, kind: str, view: str) -> list[int]:
@@ -222,21 +218,12 @@ def picture_photos(first: int, count: int) -> list[Photo]:
     """Seeded synthetic trays of picture-faced sets (the boxed set's paco on the ace, a skull, a
     6's emblem), many dice showing the picture, half the trays with 1-2 stacked pairs: a picture
     is busier than pips, and the stacked head must not take it for a stack."""
-    out = []
-    for seed in range(first, first + count):
-        rng = np.random.default_rng(seed)
-        n_dice, view = int(rng.integers(6, 15)), ("above", "below")[seed % 3 == 2]
-        kind = PICTURE_KINDS[seed % len(PICTURE_KINDS)]
-        args = {"seed": seed, "n_dice": n_dice, "view": view, "hard": seed % 2 == 0, "picture_faces": kind,
+    def arguments(seed, rng, view):
+        n_dice, kind = int(rng.integers(6, 15)), PICTURE_KINDS[seed % len(PICTURE_KINDS)]
+        return {"n_dice": n_dice, "hard": seed % 2 == 0, "picture_faces": kind,
                 "clusters": float(rng.choice([0.1, 0.5, 0.9])), "stacked": int(rng.integers(1, 3)) * (rng.random() < 0.5),
                 "faces": picture_faces(rng, n_dice, kind, view)}
-        if seed % 5 == 4:
-            args["size"] = synth.PHONE
-        try:
-            out.append(tray_photo(f"picture{seed}", *synth.render_tray(**args)))
-        except ValueError:
-            continue   # no room on this tray for so many dice
-    return out
+    return tray_photos("picture", first, count, arguments)
 
 
 def targets(centres: np.ndarray, kinds: np.ndarray, pictures: np.ndarray, cells: int) -> np.ndarray:
