@@ -849,7 +849,7 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
     parts, good = best
     if not all(good) and len(parts) > len(centres) > 0:
         # k-means cut more dice than the net sees: a die seen with its sides cut in two, maybe
-        sure = _cut_at_sure_centres(blob, expected, lab)
+        sure = _cut_at_sure_centres(blob, colour, expected, lab)
         if sure is not None:
             return sure
     if len(centres):
@@ -917,7 +917,7 @@ def _cut_at_centres(blob: _Blob, centres: np.ndarray, colour: np.ndarray, expect
     return parts + rest, good + [False] * len(rest), [True] * len(parts) + [False] * len(rest)
 
 
-def _cut_at_sure_centres(blob: _Blob, expected: float, lab: np.ndarray
+def _cut_at_sure_centres(blob: _Blob, colour: np.ndarray, expected: float, lab: np.ndarray
                          ) -> tuple[list[np.ndarray], list[bool], list[bool]] | None:
     """The blob cut as the net sees it, as `_split_cluster` returns it, when the net is sure of
     every die in it: each lies flat, on no other (on-edge and stacked < FLAT_EDGE_SCORE), none
@@ -936,7 +936,7 @@ def _cut_at_sure_centres(blob: _Blob, expected: float, lab: np.ndarray
     if (gaps < MIN_CENTRE_GAP * np.minimum(sides[:, None], sides[None])).any():
         return None
     body = (found.body >= 0.5) & blob.mask
-    near, _ = _nearest_parts(blob, centres, _colour_features(blob, lab, expected), expected)
+    near, _ = _nearest_parts(blob, centres, colour, expected)
     ys, xs = np.mgrid[:blob.mask.shape[0], :blob.mask.shape[1]]
     parts = []
     for part, (cx, cy), side in zip(near, centres, sides):
