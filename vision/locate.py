@@ -72,6 +72,9 @@ LEAN_ASPECT = 1.15            # ...and so must one longer than this across the w
 ACROSS_STRETCH = 0.03         # ...by this share of its width or more
 ALONG_STRETCH = 0.1           # ...or longer along it than the lens shows a flat die's sides, by this share
 FLAT_EDGE_SCORE = 0.08        # most on-edge and stacked score (the net's) of a long lone die it sees lying flat
+SIDES_EDGE_SCORE = 0.15       # ...of one stretched no more than a lens shows a flat die's sides: most on-edge score
+SIDES_STACKED_SCORE = 0.5     # ...and most stacked score
+SURE_EDGE_SCORE = 0.7         # least on-edge score (the net's) of a die-shaped lone die that is on its edge
 LONE_DIE_AREA = 1.25          # a convex blob smaller than this is one die, however long
 SPECK_AREA = 0.25             # a blob smaller than this is a speck, never a die by itself
 ROW_WIDTH = (0.75, 1.6)       # a band this wide (usual die sides) with marks may be dice in a row
@@ -546,6 +549,9 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
             if not leaning and along + 1 > (1 + lens + ALONG_STRETCH) * (across + 1) and not _seen_at_a_slant(blob, lab):
                 on_edge = _blob_detections(blob, expected, lab).on_edge
                 leaning = bool(len(on_edge)) and float(on_edge.max()) >= EDGE_SCORE
+        # the net sure it stands on an edge (or fairly sure, its top face not square): its outline
+        # may still be die-shaped, its second face narrow
+        leaning = leaning or _detector_sees_on_edge(blob, expected, lab)
         # (unless the detector is sure it lies flat: a camera from aside shows a flat die's
         # sides in any direction, its top face foreshortened)
         if leaning and not _detector_sees_flat(blob, expected, lab):
@@ -558,7 +564,8 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         # too small for two dice: one die showing a long side, leaning (re-rolled) or lying flat
         # away from the camera's axis, its sides seen at a slant
         # (its sides are its top's colour: a patch of another, even the board's, may be a die under it)
-        flat = ((_seen_at_a_slant(blob, lab) or _detector_sees_flat(blob, expected, lab))
+        flat = ((_seen_at_a_slant(blob, lab) or _detector_sees_flat(blob, expected, lab)
+                 or _stretched_as_sides_show(blob, expected, lab))
                 and not _die_underneath(blob, lab, expected, shadows=False))
         flags = () if flat else (EDGE,)
         yield (blob.mask, blob.x0, blob.y0), flags
@@ -591,6 +598,33 @@ def _detector_sees_flat(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
     face in any direction, which the outline alone cannot tell from a die on its edge."""
     found = _blob_detections(blob, expected, lab)
     return len(found.centres) == 1 and _sure_flat(found, 0)
+
+
+def _detector_sees_on_edge(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
+    """True when the net sees a die on its edge in a die-shaped lone blob: sure of it (on-edge
+    >= SURE_EDGE_SCORE), or fairly sure (>= EDGE_SCORE) with no square top face found. A die
+    leaning steeply shows a narrow second face, and its outline passes for a flat die's."""
+    on_edge = _blob_detections(blob, expected, lab).on_edge
+    most = float(on_edge.max()) if len(on_edge) else 0.0
+    return most >= SURE_EDGE_SCORE or (most >= EDGE_SCORE and _square_top(blob, lab) is None)
+
+
+def _stretched_as_sides_show(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
+    """True when a long lone blob is a flat die whose sides the camera sees: longer along the
+    line from the photo's centre than across it by no more than the widest lens shows a flat
+    die's sides that far out, and the net sees one die there, not on its edge nor on another
+    (on-edge < SIDES_EDGE_SCORE, stacked < SIDES_STACKED_SCORE). Its top face need not be
+    found square: the sides and a shadow are often of its colour. A die on its edge stretches
+    its outline in any direction, and the net sees it so (on-edge 0.156 at the least, on
+    pairs edge 0-300)."""
+    found = _blob_detections(blob, expected, lab)
+    if (len(found.centres) != 1 or float(found.on_edge[0]) >= SIDES_EDGE_SCORE
+            or float(found.stacked[0]) >= SIDES_STACKED_SCORE):
+        return False
+    xs, ys, outward, off_axis = _outward(blob, lab.shape)
+    along, across = _outward_extents(xs, ys, outward)
+    lens = off_axis / (WIDEST_LENS * max(lab.shape[:2]))
+    return along + 1 <= (1 + lens + ALONG_STRETCH) * (across + 1)
 
 
 def _sure_flat(found: Detections, i: int) -> bool:
