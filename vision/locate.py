@@ -23,7 +23,12 @@ no square top face, is on its edge too: a flat die's sides lengthen it only alon
 One longer along that line than the lens shows a flat die's sides there (an oblique camera shows
 them anywhere), its top face not lying outward, is on its edge when the detector sees so too.
 Any of these the detector sees as one die lying flat, sure of it (a camera looking from aside
-shows a flat die's sides in any direction, its top face foreshortened), is a flat die.
+shows a flat die's sides in any direction, its top face foreshortened), is a flat die; so is a
+long one stretched along that line no more than the lens shows, which the detector sees as one
+die neither on its edge nor on another (its sides and shadow, of its colour, hide its top face's
+square). A die-shaped one the detector is sure stands on its edge (or fairly sure, with no
+square top face) is on its edge: a steep lean shows only a narrow second face. A blob too
+small for two dice in which the detector sees two or more, each surely flat, is cut as a cluster.
 Parts of a cluster that still do not look like one die are reported flagged, never dropped;
 only pieces with no sharp marks inside are: shadow, a bit of wall (one not of the board's
 colour may be a die's blank side, so a die centred next to it is flagged). A piece's pip-sized
@@ -560,7 +565,8 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
             flags = (STACKED,) if _die_underneath(blob, lab, expected) else ()
         yield (blob.mask, blob.x0, blob.y0), flags
         return
-    if convex and (area_ratio < TWO_DICE_AREA and aspect <= 2 * EDGE_ASPECT - 1 or area_ratio < LONE_DIE_AREA):
+    if (convex and (area_ratio < TWO_DICE_AREA and aspect <= 2 * EDGE_ASPECT - 1 or area_ratio < LONE_DIE_AREA)
+            and not _detector_sees_flat_dice(blob, expected, lab)):
         # too small for two dice: one die showing a long side, leaning (re-rolled) or lying flat
         # away from the camera's axis, its sides seen at a slant
         # (its sides are its top's colour: a patch of another, even the board's, may be a die under it)
@@ -598,6 +604,14 @@ def _detector_sees_flat(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
     face in any direction, which the outline alone cannot tell from a die on its edge."""
     found = _blob_detections(blob, expected, lab)
     return len(found.centres) == 1 and _sure_flat(found, 0)
+
+
+def _detector_sees_flat_dice(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
+    """True when the net sees two dice or more in a blob small for two, each lying flat on no
+    other, sure of it: touching small dice (or a small die beside a big one), cut as a cluster,
+    not one die on its edge."""
+    found = _blob_detections(blob, expected, lab)
+    return len(found.centres) > 1 and all(_sure_flat(found, i) for i in range(len(found.centres)))
 
 
 def _detector_sees_on_edge(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
