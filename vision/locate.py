@@ -46,7 +46,8 @@ a pip's scale: a lamp's soft round glow seen through the tray has none, a die me
 too little. Two candidates closer than a die's side cannot both be flat
 dice: both are flagged stacked. A die resting almost squarely on another looks like one die; it
 is flagged stacked when the lower die's edge shows beside the top face in another colour (not
-the top's hue, nor the board's, which a shadow has), or as a white or black die far brighter or
+the top's hue, nor the board's, which a shadow has, even a faint tint, only darker), or as a
+white or black die far brighter or
 darker than the board (on a dark board: darker than half its lightness, more than a shadow
 darkens it); one of the same colour is not caught, nor one whose colour differs from the
 top's only in lightness (a dark marbled die under a purple one).
@@ -108,6 +109,7 @@ SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
 UNDER_CHROMA = 10.0           # least Lab chroma for a hue to count (greys have none)
+TINT_CHROMA = 3.0             # ...but a board's faint tint this strong shows in its shadow too
 GREY_STEP = 50.0              # a grey die under a coloured one: this much brighter than the board (twice: darker)
 SHADOW_SHARE = 0.5            # ...or darker than this share of a dark board's lightness (Lab L)
 UNDER_AREA = 0.10             # a patch of another colour beside the top face this big (die areas): a die under it
@@ -737,6 +739,12 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool
         if ref_chroma > UNDER_CHROMA:
             cosine = (a * ref_a + b * ref_b) / np.maximum(chroma * ref_chroma, 1e-6)
             other &= cosine < np.cos(np.radians(UNDER_HUE))
+        elif place is ring and ref_chroma > TINT_CHROMA:
+            # a faintly tinted board: its shadow keeps the tint, a little stronger, and is darker
+            # (a die's plastic is far more vivid; a white die under, lit, is brighter)
+            cosine = (a * ref_a + b * ref_b) / np.maximum(chroma * ref_chroma, 1e-6)
+            shade = (cosine > np.cos(np.radians(UNDER_HUE))) & (chroma <= 2 * UNDER_CHROMA)
+            other &= ~(shade & (crop[..., 0] < float(_median(crop[..., 0][ring]))))
         elif place is not ring:
             # a coloured die under a grey one, or (unless shadows excuse it) a white one under a black one
             other &= chroma > 2.5 * ref_chroma

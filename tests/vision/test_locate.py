@@ -279,6 +279,26 @@ def test_candidates_closer_than_a_die_side_are_flagged_stacked():
     assert [STACKED in c.flags for c in flagged] == [False, False, True, True]
 
 
+def test_a_lone_die_beside_its_shadow_on_a_faintly_tinted_board_is_not_flagged_stacked():
+    # bench hard tray: a lone red 1 on a pale pink board; its shadow keeps the board's faint
+    # tint (too faint to count as a hue before), so it passed for another colour's die under it
+    image, truth = synth.render_tray(20240000, 15, view="above", hard=True)
+    (die,) = [d for d in truth if np.hypot(d["center"][0] - 507, d["center"][1] - 1077) < 3]
+    assert die["flags"] == [] and die["colour"] == "red"
+    (hit,) = matches(die, find_dice(image))
+    assert hit.flags == ()
+
+
+def test_a_white_die_under_a_coloured_one_on_a_faintly_tinted_board_stays_flagged():
+    # the white die's edge beside a blue top face takes the board's faint tint, as a shadow does,
+    # but is brighter than the board: still a die under it, so the pair is flagged
+    image, truth = synth.render_tray(64, 6, view="above", stacked=1)
+    found = find_dice(image)
+    for die in (d for d in truth if "stacked" in d["flags"]):
+        hit = matches(die, found)
+        assert hit and all(STACKED in c.flags for c in hit)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 3, 5])
 def test_dense_clusters_are_never_counted_wrong(seed):
     # fifteen dice pushed into touching clusters: each die is found, none twice unless flagged,
