@@ -41,7 +41,7 @@ def _die(candidate: Candidate, read: FaceRead | None, view: str, calibration) ->
     seen = None if read is None else read.value
     confidence = 0.0 if read is None else read.confidence
     flags = candidate.flags
-    if read is not None and seen is None:
+    if read is not None and seen is None and UNREADABLE not in flags:  # the locator may have said so already
         flags = flags + (UNREADABLE,)
     face = None if seen is None else (seen if view == "above" else 7 - seen)
     seat = calibration.seat_for_colour(candidate.colour) if calibration is not None else None

@@ -446,3 +446,17 @@ def test_six_clean_at_the_counters_higher_cut_is_read():
     count, layout_error = faces.count_pips(faces.cut_face(image, die["corners"], "below"))
     assert count == 6 and layout_error < faces.FAINT_MIDDLE
     assert faces.read_face(image, candidate(die["corners"]), "below").value == die["seen"] == 6
+
+
+def test_a_die_the_locator_already_flagged_unreadable_carries_the_flag_once():
+    """Hard synthetic phone-sized tray (the bench's seed 20240079): the locator flags a faint
+    square `unreadable` and the face reader cannot read it either; the die says so once, so the
+    table's warning and the JSON flags name it once."""
+    from vision.reader import read_tray
+    from vision.types import UNREADABLE
+
+    image, _ = synth.render_tray(20240079, 12, view="above", hard=True, size=(4032, 3024))
+    reading = read_tray(image)
+    flagged = [d for d in reading.dice if UNREADABLE in d.flags]
+    assert flagged and reading.status == "check"
+    assert all(len(set(d.flags)) == len(d.flags) for d in reading.dice)
