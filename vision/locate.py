@@ -107,6 +107,7 @@ MARK_SCALE = 0.06             # blur (in blob sides) at about a pip's scale: a d
 GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarter side (a glow: a tenth)
 SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
+SEEN_FACE_GROWTH = 1.4        # most a die's face found exceeds the side the net sees (its sides seen at a slant)
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
 UNDER_CHROMA = 10.0           # least Lab chroma for a hue to count (greys have none)
 TINT_CHROMA = 3.0             # ...but a board's faint tint this strong shows in its shadow too
@@ -146,6 +147,7 @@ FAINT_RING_EDGE = 2.0         # ...a dark die's, against the edges just around i
 
 
 _BLANK = "blank"               # a piece of a cluster without marks: not reported, only checked against
+_APART = "apart"               # a part of a cluster the net sees as one flat die, apart from the others
 
 @dataclass
 class _Blob:
@@ -182,11 +184,16 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     blobs = _blobs(on_tray, view.min_side, view.max_side)
     hsv = cv2.cvtColor(view.small, cv2.COLOR_BGR2HSV)
     lum = view.lab[..., 0]
-    candidates, blank = [], []
-    for blob in blobs:
+    candidates, blank, apart = [], [], []
+    for index, blob in enumerate(blobs):
         for region, flags in _split(blob, expected, view.lab):
-            (blank if _BLANK in flags else candidates).append(
-                _candidate(region, flags, hsv, view.small.shape, view.scale))
+            if _BLANK in flags:
+                blank.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
+            else:
+                candidates.append(_candidate(region, tuple(f for f in flags if f != _APART), hsv,
+                                             view.small.shape, view.scale))
+                side = _net_side(blob, region[0], expected, view.lab) if _APART in flags else None
+                apart.append(None if side is None else (index, side / view.scale))
     covered = np.zeros(on_tray.shape, np.uint8)
     for cand in candidates:
         cv2.fillPoly(covered, [np.int32(np.round((np.asarray(cand.corners) + 0.5) * view.scale - 0.5))], 1)
@@ -211,7 +218,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
             if _lone_die(blob, expected, lum):
                 region = (blob.mask, blob.x0, blob.y0)
                 candidates.append(_candidate(region, (OUTSIDE,), hsv, view.small.shape, view.scale))
-    candidates = _flag_crowded([_top_face(image, c) for c in candidates], blank)
+    candidates = _flag_crowded([_top_face(image, c) for c in candidates], blank, apart)
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
     return candidates
 
@@ -234,11 +241,16 @@ def _survey(image: np.ndarray, calibration=None):
     return view, tray_mask, on_tray, expected
 
 
-def _flag_crowded(candidates: list[Candidate], blank: list[Candidate] = ()) -> list[Candidate]:
+def _flag_crowded(candidates: list[Candidate], blank: list[Candidate] = (), apart=()) -> list[Candidate]:
     """Two dice lying flat cannot have their centres closer than about one side: candidates that
     close are one die cut in two, or a die resting on another, so both are flagged stacked. So
     is a candidate that close to a plain piece cut from its cluster (no die by itself, but
-    maybe the blank side of a die on its edge)."""
+    maybe the blank side of a die on its edge). Between two parts of one cluster that the net
+    sees as flat dice apart (`_net_sees_apart`; `apart` gives each candidate's cluster and the
+    side the net sees, else None) the net's sides count where smaller: a die seen at a slant
+    shows its sides beyond its top face, which widen the face found (`_top_face`), so
+    neighbours touching face to face come out closer than that face's side; not where a face
+    found is far bigger than the net's die (SEEN_FACE_GROWTH: it may hold a neighbour's edge)."""
     everything = list(candidates) + list(blank)
     n = len(candidates)
     if not n:
@@ -250,6 +262,15 @@ def _flag_crowded(candidates: list[Candidate], blank: list[Candidate] = ()) -> l
     # between two candidates the smaller die's side counts; beside a plain piece, the die's own
     reach = np.minimum(sizes[:n, None], sizes[None, :])
     reach[:, n:] = sizes[:n, None]
+    group = np.full(len(everything), -1)
+    seen = np.zeros(len(everything))
+    for i, entry in enumerate(apart):
+        if entry is not None:
+            group[i], seen[i] = entry
+    # a face found far bigger than the die the net sees may hold a neighbour's edge: no excuse
+    group[:n][sizes[:n] > SEEN_FACE_GROWTH * seen[:n]] = -1
+    same = (group[:n, None] == group[None, :]) & (group[:n, None] >= 0)
+    reach[same] = np.minimum(reach, np.minimum(seen[:n, None], seen[None, :]))[same]
     close = np.triu(gaps < MIN_CENTRE_GAP * reach, 1) & inside[:n, None] & inside[None, :]
     crowded = close.any(axis=1) | close.any(axis=0)[:n]
     return [replace(c, flags=tuple(dict.fromkeys(c.flags + (STACKED,)))) if crowded[i] else c
@@ -579,6 +600,7 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         yield (blob.mask, blob.x0, blob.y0), flags
         return
     parts, good, seen = _split_cluster(blob, expected, lab)
+    apart = _net_sees_apart(blob, expected, lab) and len(parts) > 1
     board = None
     for part, fine, die in zip(parts, good, seen):
         plain = _plain(_Blob(part, blob.x0, blob.y0), lum)
@@ -597,7 +619,7 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         else:
             # a part of a band is never counted: it may be a marked ruler's or rim's, or the cut
             # of a row into dice may be off by one
-            yield (part, blob.x0, blob.y0), (() if fine and not band else (STACKED,))
+            yield (part, blob.x0, blob.y0), ((_APART,) if apart else ()) if fine and not band else (STACKED,)
 
 
 def _detector_sees_flat(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
@@ -641,6 +663,29 @@ def _stretched_as_sides_show(blob: _Blob, expected: float, lab: np.ndarray) -> b
     along, across = _outward_extents(xs, ys, outward)
     lens = off_axis / (WIDEST_LENS * max(lab.shape[:2]))
     return along + 1 <= (1 + lens + ALONG_STRETCH) * (across + 1)
+
+
+def _net_sees_apart(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
+    """True when the net is sure of every die it sees in a cluster: each lies flat, on no other
+    die, and their centres lie as far apart as flat dice lie (by the smaller of each pair's sides).
+    A part of it that holds one of these dice (`_split_cluster`'s good parts) is that die."""
+    found = _blob_detections(blob, expected, lab)
+    if len(found.centres) < 2 or not all(_sure_flat(found, i) for i in range(len(found.centres))):
+        return False
+    sides = found.sides.astype(np.float64)
+    gaps = np.hypot(*(found.centres[:, None] - found.centres[None]).transpose(2, 0, 1)) + np.eye(len(sides)) * sides.max()
+    return not (gaps < MIN_CENTRE_GAP * np.minimum(sides[:, None], sides[None])).any()
+
+
+def _net_side(blob: _Blob, part: np.ndarray, expected: float, lab: np.ndarray) -> float | None:
+    """The side (working pixels) of the one die whose centre the net sees in a part of the
+    blob; None when it sees none there, or more."""
+    found = _blob_detections(blob, expected, lab)
+    cols, rows = np.round(found.centres).astype(int).T
+    h, w = part.shape
+    inside = np.flatnonzero((cols >= 0) & (rows >= 0) & (cols < w) & (rows < h))
+    inside = inside[part[rows[inside], cols[inside]]]
+    return float(found.sides[inside[0]]) if len(inside) == 1 else None
 
 
 def _sure_flat(found: Detections, i: int) -> bool:
@@ -925,10 +970,17 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
     kept = [i for i, (part, n) in enumerate(zip(parts, held)) if n or (part.any() and float(found.body[part].mean()) >= NOT_BODY)]
     if len(centres):
         # a part far bigger than the one die the net sees in it holds more: a die the net missed
-        # beside it (a dim blue die against a green one), whose own part it may drop as no die
+        # beside it (a dim blue die against a green one), whose own part it may drop as no die;
+        # and a part whose die the net sees maybe on its edge (as `_cut_in_tiles` takes it) is
+        # no sure flat die
         for centre_index, part_index in enumerate(nearest):
-            if parts[part_index].sum() > ONE_DIE_PART * float(found.sides[centre_index]) ** 2:
+            if (parts[part_index].sum() > ONE_DIE_PART * float(found.sides[centre_index]) ** 2
+                    or float(found.on_edge[centre_index]) >= CUT_EDGE_SCORE):
                 good[part_index] = False
+        # a die the net sees off the outline, between its parts (a white die on a pale board),
+        # may have been taken into the part nearest it
+        for centre in _dice_off_outline(blob, expected, lab):
+            good[int(np.argmin(np.hypot(*(middles - centre).T)))] = False
     return ([parts[i] for i in kept], [good[i] and (held[i] == 1 or not len(centres)) for i in kept],
             [held[i] > 0 for i in kept])
 
@@ -1145,10 +1197,7 @@ def _blob_detections(blob: _Blob, expected: float, lab: np.ndarray) -> Detection
 
 def _detections_in(blob: _Blob, expected: float, lab: np.ndarray) -> Detections:
     h, w = blob.mask.shape
-    pad = int(np.ceil(0.5 * expected))
-    y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
-    crop = np.ascontiguousarray(lab[y0:blob.y0 + h + pad, x0:blob.x0 + w + pad])
-    found = detect_dice(crop, expected)
+    found, x0, y0 = _detections_around(blob, expected, lab)
     centres = found.centres - (blob.x0 - x0, blob.y0 - y0)
     cols, rows = np.round(centres).astype(int).T
     inside = (cols >= 0) & (rows >= 0) & (cols < w) & (rows < h)
@@ -1156,6 +1205,33 @@ def _detections_in(blob: _Blob, expected: float, lab: np.ndarray) -> Detections:
     return Detections(centres=centres[inside], scores=found.scores[inside], sides=found.sides[inside],
                       stacked=found.stacked[inside], on_edge=found.on_edge[inside],
                       body=found.body[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w])
+
+
+def _detections_around(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[Detections, int, int]:
+    """What `vision.detect` sees in the blob's box and half a die around it, and that crop's corner."""
+    key = ("around", expected)
+    if key not in blob.memo:
+        h, w = blob.mask.shape
+        pad = int(np.ceil(0.5 * expected))
+        y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
+        crop = np.ascontiguousarray(lab[y0:blob.y0 + h + pad, x0:blob.x0 + w + pad])
+        blob.memo[key] = (detect_dice(crop, expected), x0, y0)
+    return blob.memo[key]
+
+
+def _dice_off_outline(blob: _Blob, expected: float, lab: np.ndarray) -> np.ndarray:
+    """Centres (x y in the blob's box) of dice the net sees within the blob's convex hull but off
+    its outline: a die as pale as the board between dice of a cluster, only its edges found."""
+    found, x0, y0 = _detections_around(blob, expected, lab)
+    centres = found.centres - (blob.x0 - x0, blob.y0 - y0)
+    hull = np.zeros(blob.mask.shape, np.uint8)
+    points = cv2.findNonZero(blob.mask.astype(np.uint8))
+    cv2.fillConvexPoly(hull, cv2.convexHull(points), 1)
+    cols, rows = np.round(centres).astype(int).T
+    h, w = blob.mask.shape
+    inside = (cols >= 0) & (rows >= 0) & (cols < w) & (rows < h)
+    inside[inside] = (hull[rows[inside], cols[inside]] > 0) & ~blob.mask[rows[inside], cols[inside]]
+    return centres[inside]
 
 
 def _only_shadow(rest: list[np.ndarray], blob: _Blob, lab: np.ndarray, expected: float) -> bool:
