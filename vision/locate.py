@@ -567,13 +567,11 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
             # longer across the way to the photo's centre than along it: no flat die's sides show
             # there (a shadow may, but then the top face is still a square; the frame may cut a die
             # to any shape)
-            xs, ys, outward, off_axis = _outward(blob, lab.shape)
-            along, across = _outward_extents(xs, ys, outward)
+            along, across, lens = _stretch(blob, lab.shape)
             leaning = along + 1 < (1 - ACROSS_STRETCH) * (across + 1) and _square_top(blob, lab) is None
             # longer along that way than a lens shows a flat die's sides so near the centre (an
             # oblique camera shows them too), its top face not lying outward of them as a flat
             # die's seen at a slant: leaning when the detector sees a die on its edge there too
-            lens = off_axis / (WIDEST_LENS * max(lab.shape[:2]))
             if not leaning and along + 1 > (1 + lens + ALONG_STRETCH) * (across + 1) and not _seen_at_a_slant(blob, lab):
                 on_edge = _blob_detections(blob, expected, lab).on_edge
                 leaning = bool(len(on_edge)) and float(on_edge.max()) >= EDGE_SCORE
@@ -659,9 +657,7 @@ def _stretched_as_sides_show(blob: _Blob, expected: float, lab: np.ndarray) -> b
     if (len(found.centres) != 1 or float(found.on_edge[0]) >= SIDES_EDGE_SCORE
             or float(found.stacked[0]) >= SIDES_STACKED_SCORE):
         return False
-    xs, ys, outward, off_axis = _outward(blob, lab.shape)
-    along, across = _outward_extents(xs, ys, outward)
-    lens = off_axis / (WIDEST_LENS * max(lab.shape[:2]))
+    along, across, lens = _stretch(blob, lab.shape)
     return along + 1 <= (1 + lens + ALONG_STRETCH) * (across + 1)
 
 
@@ -681,10 +677,7 @@ def _net_side(blob: _Blob, part: np.ndarray, expected: float, lab: np.ndarray) -
     """The side (working pixels) of the one die whose centre the net sees in a part of the
     blob; None when it sees none there, or more."""
     found = _blob_detections(blob, expected, lab)
-    cols, rows = np.round(found.centres).astype(int).T
-    h, w = part.shape
-    inside = np.flatnonzero((cols >= 0) & (rows >= 0) & (cols < w) & (rows < h))
-    inside = inside[part[rows[inside], cols[inside]]]
+    inside = np.flatnonzero(_on_mask(part, found.centres))
     return float(found.sides[inside[0]]) if len(inside) == 1 else None
 
 
@@ -743,6 +736,14 @@ def _outward(blob: _Blob, shape) -> tuple[np.ndarray, np.ndarray, np.ndarray, fl
     outward = np.array([xs.mean() + blob.x0 - shape[1] / 2, ys.mean() + blob.y0 - shape[0] / 2])
     distance = float(np.hypot(*outward))
     return xs, ys, outward / max(distance, 1e-6), distance
+
+
+def _stretch(blob: _Blob, shape) -> tuple[float, float, float]:
+    """The blob's extent along the line from the photo's centre and across it, and how much
+    longer than wide the widest lens shows a flat die's sides that far out (a share)."""
+    xs, ys, outward, off_axis = _outward(blob, shape)
+    along, across = _outward_extents(xs, ys, outward)
+    return along, across, off_axis / (WIDEST_LENS * max(shape[:2]))
 
 
 def _outward_extents(xs: np.ndarray, ys: np.ndarray, outward: np.ndarray) -> tuple[float, float]:
@@ -1199,9 +1200,7 @@ def _detections_in(blob: _Blob, expected: float, lab: np.ndarray) -> Detections:
     h, w = blob.mask.shape
     found, x0, y0 = _detections_around(blob, expected, lab)
     centres = found.centres - (blob.x0 - x0, blob.y0 - y0)
-    cols, rows = np.round(centres).astype(int).T
-    inside = (cols >= 0) & (rows >= 0) & (cols < w) & (rows < h)
-    inside[inside] = blob.mask[rows[inside], cols[inside]]
+    inside = _on_mask(blob.mask, centres)
     return Detections(centres=centres[inside], scores=found.scores[inside], sides=found.sides[inside],
                       stacked=found.stacked[inside], on_edge=found.on_edge[inside],
                       body=found.body[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w])
@@ -1227,11 +1226,16 @@ def _dice_off_outline(blob: _Blob, expected: float, lab: np.ndarray) -> np.ndarr
     hull = np.zeros(blob.mask.shape, np.uint8)
     points = cv2.findNonZero(blob.mask.astype(np.uint8))
     cv2.fillConvexPoly(hull, cv2.convexHull(points), 1)
-    cols, rows = np.round(centres).astype(int).T
-    h, w = blob.mask.shape
+    return centres[_on_mask(hull > 0, centres) & ~_on_mask(blob.mask, centres)]
+
+
+def _on_mask(mask: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """For each centre (x y, the mask's pixels), whether the pixel it rounds to is set in the mask."""
+    cols, rows = np.round(centres).astype(int).reshape(-1, 2).T
+    h, w = mask.shape
     inside = (cols >= 0) & (rows >= 0) & (cols < w) & (rows < h)
-    inside[inside] = (hull[rows[inside], cols[inside]] > 0) & ~blob.mask[rows[inside], cols[inside]]
-    return centres[inside]
+    inside[inside] = mask[rows[inside], cols[inside]]
+    return inside
 
 
 def _only_shadow(rest: list[np.ndarray], blob: _Blob, lab: np.ndarray, expected: float) -> bool:
