@@ -460,3 +460,47 @@ def test_a_die_the_locator_already_flagged_unreadable_carries_the_flag_once():
     flagged = [d for d in reading.dice if UNREADABLE in d.flags]
     assert flagged and reading.status == "check"
     assert all(len(set(d.flags)) == len(d.flags) for d in reading.dice)
+
+
+def test_white_dice_whose_outline_falls_inside_the_face_are_read_on_a_wider_cut(byler_dir, monkeypatch):
+    """White dice on the white board (byler train photos, locator outlines about 0.6-0.7 of the
+    die), a swirled red 5 and a glare-streaked purple 3: every cut up to the outline shows only
+    part of the pips (or a side's), and the face is refused there; on a cut 1.2 times the outline the classifier is WIDER_PROB sure,
+    over four turns, of the whole face, and no look of the counter sees more pips: it reads."""
+    dice = [("IMG_20191209_100043.jpg", [(293.89, 340.62), (315.26, 358.93), (296.23, 381.13), (274.86, 362.82)], 4),
+            ("IMG_20191208_112353.jpg", [(344.0, 369.0), (369.53, 369.0), (369.53, 394.53), (344.0, 394.53)], 5),
+            ("IMG_20191209_095849.jpg", [(354.94, 174.92), (377.56, 165.87), (385.84, 186.55), (363.22, 195.6)], 5),
+            ("IMG_20191209_100256.jpg", [(195.0, 366.0), (231.77, 366.0), (231.77, 403.79), (195.0, 403.79)], 3)]
+    images = {name: cv2.imread(str(byler_dir / "images" / name)) for name, _, _ in dice}
+    reads = lambda: [faces.read_face(images[name], candidate(outline), "above").value for name, outline, _ in dice]
+    assert reads() == [face for _, _, face in dice]
+    monkeypatch.setattr(faces, "WIDER_PROB", 1.01)  # no wider cut: every other look refuses them
+    assert reads() == [None] * len(dice)
+
+
+def test_wider_cut_reads_no_ace_and_no_untaught_picture(byler_dir):
+    """A white ace on the white board (byler train photo, locator outline inside the face) that
+    the classifier is WIDER_PROB sure of on the wider cut stays refused: a lone blob turns up on
+    a wider cut of almost anything. Untaught emblems (on the 6) are never counted, wider cut
+    or not."""
+    image = cv2.imread(str(byler_dir / "images" / "IMG_20191208_112305.jpg"))
+    outline = [(361.96, 202.54), (379.56, 217.62), (364.48, 235.22), (346.88, 220.14)]
+    quad = faces._ordered_quad(outline)
+    centre = quad.mean(0)
+    wide = faces._canonical(faces._cut(image, (quad - centre) * 1.2 + centre, "above"))
+    assert faces._turned_probabilities(faces.net_input(wide)[None])[0][1] >= faces.WIDER_PROB
+    assert faces.read_face(image, candidate(outline), "above").value is None
+    for seed in range(3):
+        tray, truth = synth.render_tray(seed, 6, picture_faces="emblem", faces=[6] * 6, clusters=0.0)
+        assert all(read.value is None for read in read_all(tray, truth, "above")[1])
+
+
+def test_wider_cut_is_not_used_beside_a_touching_die():
+    """On a synthetic hard tray (seed 79) a red 5 touches a purple 4: the cut 1.2 times its
+    outline overlaps the 4's outline, so it would hold the 4's pips; that die is not read
+    there (`_stands_apart`), while a lone die of the same tray is."""
+    image, truth = synth.render_tray(79, 9, clusters=0.9, hard=True)
+    outlines = [faces._ordered_quad(d["corners"]) for d in truth]
+    touching = min(range(len(truth)), key=lambda i: np.hypot(truth[i]["center"][0] - 135.8, truth[i]["center"][1] - 632.9))
+    assert not faces._stands_apart(outlines, touching)
+    assert any(faces._stands_apart(outlines, i) for i in range(len(truth)))
