@@ -49,8 +49,10 @@ is flagged stacked when the lower die's edge shows beside the top face in anothe
 the top's hue, nor the board's, which a shadow has, even a faint tint, only darker), or as a
 white or black die far brighter or
 darker than the board (on a dark board: darker than half its lightness, more than a shadow
-darkens it); one of the same colour is not caught, nor one whose colour differs from the
-top's only in lightness (a dark marbled die under a purple one).
+darkens it); where the net sees a die on another there, a bigger patch counts that is not plain
+shadow (no more vivid, darker by a shadow's step at most), of the board's hue or grey beside a
+coloured top (a dark marbled die under a purple one): flat lone dice on crowded trays also reach
+the net's stacked score, so it alone is not enough. One of the same colour is not caught.
 Coordinates in the returned candidates are in the original photo's pixels.
 """
 from __future__ import annotations
@@ -114,6 +116,8 @@ TINT_CHROMA = 3.0             # ...but a board's faint tint this strong shows in
 GREY_STEP = 50.0              # a grey die under a coloured one: this much brighter than the board (twice: darker)
 SHADOW_SHARE = 0.5            # ...or darker than this share of a dark board's lightness (Lab L)
 UNDER_AREA = 0.10             # a patch of another colour beside the top face this big (die areas): a die under it
+UNDER_STACKED_SCORE = 0.6     # ...where the net sees a die on another (stacked score), a patch not plain shadow...
+BARE_UNDER_AREA = 0.13        # ...this big counts, even of the board's hue
 
 # cutting clusters
 SPLIT_ASPECT = 1.45           # longest a die cut out of a cluster may be (the cut is rough)
@@ -753,7 +757,23 @@ def _outward_extents(xs: np.ndarray, ys: np.ndarray, outward: np.ndarray) -> tup
 
 
 def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool = True) -> bool:
-    """True when a die-shaped blob shows, beside its top face, a sizeable patch of plastic of
+    """True when a die-shaped blob shows a die under it (`_patch_underneath`): a patch of another
+    colour beside its top face as big as UNDER_AREA (half that with `shadows` False). When the
+    net sees a die on another there (stacked >= UNDER_STACKED_SCORE), a board-hued patch counts
+    too unless it is plain shadow (no more vivid, darker by a shadow's step at most), from
+    BARE_UNDER_AREA: a lower die of about the board's hue shows so (the net alone is not enough:
+    flat lone dice on crowded trays reach 0.6-0.8)."""
+    least = (UNDER_AREA if shadows else UNDER_AREA / 2) * expected * expected
+    if _patch_underneath(blob, lab, expected, shadows) > least:
+        return True
+    if not shadows or _patch_underneath(blob, lab, expected, False) <= BARE_UNDER_AREA * expected * expected:
+        return False
+    stacked = _blob_detections(blob, expected, lab).stacked
+    return bool(len(stacked)) and float(stacked.max()) >= UNDER_STACKED_SCORE
+
+
+def _patch_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool = True) -> int:
+    """Working pixels of a die-shaped blob's patch, beside its top face, of plastic of
     another colour: a die resting almost squarely on another (the pair's outline is then about
     one die's) shows the lower die's edge around it. A die's own sides are its top's hue, only
     darker, and its shadow is the board's hue, so neither counts (with `shadows` False, only a
@@ -762,7 +782,7 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool
     or darker than the board."""
     top = _top_region(blob, lab)
     if top is None:
-        return False
+        return 0
     h, w = blob.mask.shape
     pad = max(2, int(0.15 * expected))
     y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
@@ -820,7 +840,7 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool
             shade &= (cosine > np.cos(np.radians(UNDER_HUE))) & (chroma > 0.3 * board_chroma)
         other &= ~shade
     # no opening: the lower die's edge may show only a few working pixels wide
-    return int((rest & other).sum()) > (UNDER_AREA if shadows else UNDER_AREA / 2) * expected * expected
+    return int((rest & other).sum())
 
 
 def _top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
