@@ -12,9 +12,10 @@ its shadow, not the board). It runs through OpenCV's dnn module: no torch at run
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import Callable
 
 import cv2
 import numpy as np
@@ -118,7 +119,13 @@ class Detections:
     sides: np.ndarray        # N float32, top-face side in pixels
     stacked: np.ndarray      # N float32, 0..1
     on_edge: np.ndarray      # N float32, 0..1
-    body: np.ndarray         # H×W float32, 0..1
+    body_source: Callable[[], np.ndarray] = field(repr=False, compare=False)   # makes `body`
+
+    @cached_property
+    def body(self) -> np.ndarray:
+        """H×W float32, 0..1: brought to the image's size only when first asked for, since most
+        looks (at lone dice) never use it and its two resizes cost more than the rest."""
+        return self.body_source()
 
 
 def detect_dice(lab: np.ndarray, expected_side: float, model: CentreModel | None = None,
@@ -137,8 +144,11 @@ def detect_dice(lab: np.ndarray, expected_side: float, model: CentreModel | None
     pw, ph = max(2 * SIDE, -(-sw // STRIDE) * STRIDE), max(2 * SIDE, -(-sh // STRIDE) * STRIDE)
     small = cv2.copyMakeBorder(small, 0, ph - sh, 0, pw - sw, cv2.BORDER_REPLICATE)
     heads, body_cells = model.run(small)
-    body = cv2.resize(body_cells, (pw, ph), interpolation=cv2.INTER_LINEAR)[:sh, :sw]
-    body = cv2.resize(body, (w, h), interpolation=cv2.INTER_LINEAR)
+
+    def body() -> np.ndarray:
+        cells = cv2.resize(body_cells, (pw, ph), interpolation=cv2.INTER_LINEAR)[:sh, :sw]
+        return cv2.resize(cells, (w, h), interpolation=cv2.INTER_LINEAR).astype(np.float32)
+
     heat = heads[0]
     peaks = (heat >= min_score) & (heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8)))
     ys, xs = np.nonzero(peaks)
@@ -160,7 +170,7 @@ def detect_dice(lab: np.ndarray, expected_side: float, model: CentreModel | None
                       sides=(side_from_head(mean[1, order]) / f).astype(np.float32),
                       stacked=mean[2, order].astype(np.float32),
                       on_edge=mean[3, order].astype(np.float32),
-                      body=body.astype(np.float32))
+                      body_source=body)
 
 
 def die_centres(lab: np.ndarray, expected_side: float, model: CentreModel | None = None,

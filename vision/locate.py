@@ -1203,7 +1203,7 @@ def _detections_in(blob: _Blob, expected: float, lab: np.ndarray) -> Detections:
     inside = _on_mask(blob.mask, centres)
     return Detections(centres=centres[inside], scores=found.scores[inside], sides=found.sides[inside],
                       stacked=found.stacked[inside], on_edge=found.on_edge[inside],
-                      body=found.body[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w])
+                      body_source=lambda: found.body[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w])
 
 
 def _detections_around(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[Detections, int, int]:
