@@ -56,7 +56,7 @@ Coordinates in the returned candidates are in the original photo's pixels.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cache, cached_property
 
 import cv2
 import numpy as np
@@ -777,10 +777,14 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool
     a, b = crop[..., 1] - 128.0, crop[..., 2] - 128.0
     chroma = np.hypot(a, b)
     other = chroma > UNDER_CHROMA
-    for place in (top_mask > 0, ring) if shadows else (top_mask > 0,):
+    on_top = top_mask > 0
+    # the medians several tests below ask for, each taken once
+    top_ab_medians = (_median(a[on_top]), _median(b[on_top])) if on_top.any() else None
+    board_lum = cache(lambda: float(_median(crop[..., 0][ring])))
+    for place in (on_top, ring) if shadows else (on_top,):
         if not place.any():
             continue
-        ref_a, ref_b = float(_median(a[place])), float(_median(b[place]))
+        ref_a, ref_b = map(float, top_ab_medians if place is on_top else (_median(a[place]), _median(b[place])))
         ref_chroma = float(np.hypot(ref_a, ref_b))
         if ref_chroma > UNDER_CHROMA:
             cosine = (a * ref_a + b * ref_b) / np.maximum(chroma * ref_chroma, 1e-6)
@@ -790,17 +794,17 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool
             # (a die's plastic is far more vivid; a white die under, lit, is brighter)
             cosine = (a * ref_a + b * ref_b) / np.maximum(chroma * ref_chroma, 1e-6)
             shade = (cosine > np.cos(np.radians(UNDER_HUE))) & (chroma <= 2 * UNDER_CHROMA)
-            other &= ~(shade & (crop[..., 0] < float(_median(crop[..., 0][ring]))))
+            other &= ~(shade & (crop[..., 0] < board_lum()))
         elif place is not ring:
             # a coloured die under a grey one, or (unless shadows excuse it) a white one under a black one
             other &= chroma > 2.5 * ref_chroma
             if not shadows:
                 top_lum = float(_median(crop[..., 0][place]))
                 other |= np.abs(crop[..., 0] - top_lum) > 2 * GREY_STEP
-    top_ab = np.hypot(_median(a[top_mask > 0]), _median(b[top_mask > 0]))
+    top_ab = np.hypot(*(top_ab_medians or (_median(a[on_top]), _median(b[on_top]))))
     if top_ab > 2 * UNDER_CHROMA and ring.any():
         # a white or black die under a coloured one: grey, and far brighter or darker than the board
-        board = float(_median(crop[..., 0][ring]))
+        board = board_lum()
         lum = crop[..., 0]
         grey = chroma < 0.3 * top_ab
         # a shadow darkens the board by two steps at most, a dark board by half its lightness
@@ -811,10 +815,9 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool
         # still no shadow: the board's colour, darker but by no more than a shadow darkens, and
         # no more vivid (plastic of the board's hue lit from above is)
         lum = crop[..., 0]
-        board_lum = float(_median(lum[ring]))
         board_a, board_b = float(_median(a[ring])), float(_median(b[ring]))
         board_chroma = float(np.hypot(board_a, board_b))
-        shade = (lum < board_lum) & (lum > board_lum - 2 * GREY_STEP) & (chroma <= board_chroma + UNDER_CHROMA / 2)
+        shade = (lum < board_lum()) & (lum > board_lum() - 2 * GREY_STEP) & (chroma <= board_chroma + UNDER_CHROMA / 2)
         if board_chroma > UNDER_CHROMA:
             cosine = (a * board_a + b * board_b) / np.maximum(chroma * board_chroma, 1e-6)
             shade &= (cosine > np.cos(np.radians(UNDER_HUE))) & (chroma > 0.3 * board_chroma)
