@@ -456,9 +456,11 @@ def _holes(mask: np.ndarray) -> np.ndarray:
 
 def _fill_holes(mask: np.ndarray, max_area: float) -> np.ndarray:
     """Fill holes up to one die's area (pips, a pale face inside its outline), not a whole tray."""
-    holes = _holes(mask).astype(np.uint8)
+    holes = _holes(mask)
+    if not holes.any():
+        return (mask > 0).astype(np.uint8)   # most blobs (their pips are foreground already)
     # labels and a bincount of them: a third of connectedComponentsWithStats' time on a full photo
-    count, labels = cv2.connectedComponents(holes, connectivity=4)
+    count, labels = cv2.connectedComponents(holes.astype(np.uint8), connectivity=4)
     small = np.bincount(labels.ravel(), minlength=count) <= max_area
     small[0] = False
     return ((mask > 0) | small[labels]).astype(np.uint8)
@@ -1281,15 +1283,17 @@ def _nearest_parts(blob: _Blob, centres: np.ndarray, colour: np.ndarray,
 def _median(values) -> np.floating:
     """np.median of all the values, the same number without its overhead (it runs hundreds of
     times per photo, mostly on a few hundred values)."""
-    values = np.asarray(values).ravel()
+    values = np.array(values).ravel()   # a copy of its own, partially sorted in place
     half = len(values) // 2
     if len(values) == 0:
         return np.median(values)
     # the mean of the middle one or two, in the type `.mean()` gives (float64 for integers)
     kind = values.dtype.type if values.dtype.kind == "f" else np.float64
     if len(values) % 2:
-        return kind(np.partition(values, half)[half])
-    low, high = np.partition(values, (half - 1, half))[half - 1:half + 1]
+        values.partition(half)
+        return kind(values[half])
+    values.partition((half - 1, half))
+    low, high = values[half - 1:half + 1]
     return (kind(low) + kind(high)) / kind(2)
 
 
