@@ -768,14 +768,17 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool
     h, w = blob.mask.shape
     pad = max(2, int(0.15 * expected))
     y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
-    crop = cv2.medianBlur(np.ascontiguousarray(lab[y0:blob.y0 + h + pad, x0:blob.x0 + w + pad]), 3)
-    crop = crop.astype(np.float32)
-    mask = np.zeros(crop.shape[:2], np.uint8)
+    window = lab[y0:blob.y0 + h + pad, x0:blob.x0 + w + pad]
+    mask = np.zeros(window.shape[:2], np.uint8)
     mask[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w] = blob.mask
     top_mask = np.zeros_like(mask)
     top_mask[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w] = top
-    ring = cv2.dilate(mask, np.ones((2 * pad + 1,) * 2, np.uint8)) > mask
     rest = (mask > 0) & ~cv2.dilate(top_mask, np.ones((3, 3), np.uint8)).astype(bool)
+    least = (UNDER_AREA if shadows else UNDER_AREA / 2) * expected * expected
+    if int(rest.sum()) <= least:
+        return False   # too little beside the top face for another die, whatever its colour (most dice)
+    crop = cv2.medianBlur(np.ascontiguousarray(window), 3).astype(np.float32)
+    ring = cv2.dilate(mask, np.ones((2 * pad + 1,) * 2, np.uint8)) > mask
     a, b = crop[..., 1] - 128.0, crop[..., 2] - 128.0
     chroma = np.hypot(a, b)
     other = chroma > UNDER_CHROMA
@@ -825,7 +828,7 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool
             shade &= (cosine > np.cos(np.radians(UNDER_HUE))) & (chroma > 0.3 * board_chroma)
         other &= ~shade
     # no opening: the lower die's edge may show only a few working pixels wide
-    return int((rest & other).sum()) > (UNDER_AREA if shadows else UNDER_AREA / 2) * expected * expected
+    return int((rest & other).sum()) > least
 
 
 def _top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
