@@ -12,9 +12,10 @@ its shadow, not the board). It runs through OpenCV's dnn module: no torch at run
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import Callable
 
 import cv2
 import numpy as np
@@ -28,6 +29,7 @@ SIDE_RANGE = 2.0     # the side head spans SIDE / SIDE_RANGE .. SIDE * SIDE_RANG
 STACKED_SCORE = 0.9  # least `stacked` of a die to take it for one of a stack with a second cue (refuse a cut)
 EDGE_SCORE = 0.5     # least `on_edge` of a die to flag as standing on its edge
 HEADS = ("centre", "side", "stacked", "on_edge")   # the per-cell outputs' channels, in order
+_AROUND_Y, _AROUND_X = np.mgrid[-1:2, -1:2]         # a 3×3 neighbourhood's offsets (built once: np.mgrid is slow)
 
 
 def net_input(lab: np.ndarray) -> np.ndarray:
@@ -118,7 +120,13 @@ class Detections:
     sides: np.ndarray        # N float32, top-face side in pixels
     stacked: np.ndarray      # N float32, 0..1
     on_edge: np.ndarray      # N float32, 0..1
-    body: np.ndarray         # H×W float32, 0..1
+    body_source: Callable[[], np.ndarray] = field(repr=False, compare=False)   # makes `body`
+
+    @cached_property
+    def body(self) -> np.ndarray:
+        """H×W float32, 0..1: brought to the image's size only when first asked for, since most
+        looks (at lone dice) never use it and its two resizes cost more than the rest."""
+        return self.body_source()
 
 
 def detect_dice(lab: np.ndarray, expected_side: float, model: CentreModel | None = None,
@@ -137,14 +145,18 @@ def detect_dice(lab: np.ndarray, expected_side: float, model: CentreModel | None
     pw, ph = max(2 * SIDE, -(-sw // STRIDE) * STRIDE), max(2 * SIDE, -(-sh // STRIDE) * STRIDE)
     small = cv2.copyMakeBorder(small, 0, ph - sh, 0, pw - sw, cv2.BORDER_REPLICATE)
     heads, body_cells = model.run(small)
-    body = cv2.resize(body_cells, (pw, ph), interpolation=cv2.INTER_LINEAR)[:sh, :sw]
-    body = cv2.resize(body, (w, h), interpolation=cv2.INTER_LINEAR)
+
+    def body() -> np.ndarray:
+        cells = cv2.resize(body_cells, (pw, ph), interpolation=cv2.INTER_LINEAR)[:sh, :sw]
+        return cv2.resize(cells, (w, h), interpolation=cv2.INTER_LINEAR).astype(np.float32)
+
     heat = heads[0]
     peaks = (heat >= min_score) & (heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8)))
     ys, xs = np.nonzero(peaks)
     # each peak's values: the heat-weighted mean of the 3×3 cells around it (sub-cell position)
-    padded = np.pad(heads, ((0, 0), (1, 1), (1, 1)))
-    dy, dx = np.mgrid[-1:2, -1:2]
+    padded = np.zeros((heads.shape[0], heads.shape[1] + 2, heads.shape[2] + 2), heads.dtype)   # np.pad's, quicker
+    padded[:, 1:-1, 1:-1] = heads
+    dy, dx = _AROUND_Y, _AROUND_X
     cells = padded[:, ys[:, None, None] + 1 + dy, xs[:, None, None] + 1 + dx]   # heads × N × 3 × 3
     weights = cells[0]
     total = weights.sum(axis=(1, 2))
@@ -160,7 +172,7 @@ def detect_dice(lab: np.ndarray, expected_side: float, model: CentreModel | None
                       sides=(side_from_head(mean[1, order]) / f).astype(np.float32),
                       stacked=mean[2, order].astype(np.float32),
                       on_edge=mean[3, order].astype(np.float32),
-                      body=body.astype(np.float32))
+                      body_source=body)
 
 
 def die_centres(lab: np.ndarray, expected_side: float, model: CentreModel | None = None,

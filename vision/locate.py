@@ -58,7 +58,7 @@ Coordinates in the returned candidates are in the original photo's pixels.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cache, cached_property
 
 import cv2
 import numpy as np
@@ -460,9 +460,11 @@ def _holes(mask: np.ndarray) -> np.ndarray:
 
 def _fill_holes(mask: np.ndarray, max_area: float) -> np.ndarray:
     """Fill holes up to one die's area (pips, a pale face inside its outline), not a whole tray."""
-    holes = _holes(mask).astype(np.uint8)
+    holes = _holes(mask)
+    if not holes.any():
+        return (mask > 0).astype(np.uint8)   # most blobs (their pips are foreground already)
     # labels and a bincount of them: a third of connectedComponentsWithStats' time on a full photo
-    count, labels = cv2.connectedComponents(holes, connectivity=4)
+    count, labels = cv2.connectedComponents(holes.astype(np.uint8), connectivity=4)
     small = np.bincount(labels.ravel(), minlength=count) <= max_area
     small[0] = False
     return ((mask > 0) | small[labels]).astype(np.uint8)
@@ -764,43 +766,51 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool
     BARE_UNDER_AREA: a lower die of about the board's hue shows so (the net alone is not enough:
     flat lone dice on crowded trays reach 0.6-0.8)."""
     least = (UNDER_AREA if shadows else UNDER_AREA / 2) * expected * expected
-    if _patch_underneath(blob, lab, expected, shadows) > least:
+    if _patch_underneath(blob, lab, expected, least, shadows) > least:
         return True
-    if not shadows or _patch_underneath(blob, lab, expected, False) <= BARE_UNDER_AREA * expected * expected:
+    bare = BARE_UNDER_AREA * expected * expected
+    if not shadows or _patch_underneath(blob, lab, expected, bare, False) <= bare:
         return False
     stacked = _blob_detections(blob, expected, lab).stacked
     return bool(len(stacked)) and float(stacked.max()) >= UNDER_STACKED_SCORE
 
 
-def _patch_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool = True) -> int:
+def _patch_underneath(blob: _Blob, lab: np.ndarray, expected: float, least: float, shadows: bool = True) -> int:
     """Working pixels of a die-shaped blob's patch, beside its top face, of plastic of
     another colour: a die resting almost squarely on another (the pair's outline is then about
     one die's) shows the lower die's edge around it. A die's own sides are its top's hue, only
     darker, and its shadow is the board's hue, so neither counts (with `shadows` False, only a
     plain shadow is excused: darker than the board by a shadow's step at most, and no more
     vivid); a white or black die under a coloured one counts when it is grey and far brighter
-    or darker than the board."""
+    or darker than the board. 0 when no more than `least` pixels lie beside the top face at all
+    (most dice): the caller's threshold, so the colours need not be measured."""
     top = _top_region(blob, lab)
     if top is None:
         return 0
     h, w = blob.mask.shape
     pad = max(2, int(0.15 * expected))
     y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
-    crop = cv2.medianBlur(np.ascontiguousarray(lab[y0:blob.y0 + h + pad, x0:blob.x0 + w + pad]), 3)
-    crop = crop.astype(np.float32)
-    mask = np.zeros(crop.shape[:2], np.uint8)
+    window = lab[y0:blob.y0 + h + pad, x0:blob.x0 + w + pad]
+    mask = np.zeros(window.shape[:2], np.uint8)
     mask[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w] = blob.mask
     top_mask = np.zeros_like(mask)
     top_mask[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w] = top
-    ring = cv2.dilate(mask, np.ones((2 * pad + 1,) * 2, np.uint8)) > mask
     rest = (mask > 0) & ~cv2.dilate(top_mask, np.ones((3, 3), np.uint8)).astype(bool)
+    if int(rest.sum()) <= least:
+        return 0   # too little beside the top face for another die, whatever its colour (most dice)
+    crop = cv2.medianBlur(np.ascontiguousarray(window), 3).astype(np.float32)
+    ring = cv2.dilate(mask, np.ones((2 * pad + 1,) * 2, np.uint8)) > mask
     a, b = crop[..., 1] - 128.0, crop[..., 2] - 128.0
     chroma = np.hypot(a, b)
     other = chroma > UNDER_CHROMA
-    for place in (top_mask > 0, ring) if shadows else (top_mask > 0,):
+    on_top = top_mask > 0
+    # the medians several tests below ask for, each taken once
+    top_ab_medians = (_median(a[on_top]), _median(b[on_top])) if on_top.any() else None
+    board_lum = cache(lambda: float(_median(crop[..., 0][ring])))
+    for place in (on_top, ring) if shadows else (on_top,):
         if not place.any():
             continue
-        ref_a, ref_b = float(_median(a[place])), float(_median(b[place]))
+        ref_a, ref_b = map(float, top_ab_medians if place is on_top else (_median(a[place]), _median(b[place])))
         ref_chroma = float(np.hypot(ref_a, ref_b))
         if ref_chroma > UNDER_CHROMA:
             cosine = (a * ref_a + b * ref_b) / np.maximum(chroma * ref_chroma, 1e-6)
@@ -810,17 +820,17 @@ def _patch_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bo
             # (a die's plastic is far more vivid; a white die under, lit, is brighter)
             cosine = (a * ref_a + b * ref_b) / np.maximum(chroma * ref_chroma, 1e-6)
             shade = (cosine > np.cos(np.radians(UNDER_HUE))) & (chroma <= 2 * UNDER_CHROMA)
-            other &= ~(shade & (crop[..., 0] < float(_median(crop[..., 0][ring]))))
+            other &= ~(shade & (crop[..., 0] < board_lum()))
         elif place is not ring:
             # a coloured die under a grey one, or (unless shadows excuse it) a white one under a black one
             other &= chroma > 2.5 * ref_chroma
             if not shadows:
                 top_lum = float(_median(crop[..., 0][place]))
                 other |= np.abs(crop[..., 0] - top_lum) > 2 * GREY_STEP
-    top_ab = np.hypot(_median(a[top_mask > 0]), _median(b[top_mask > 0]))
+    top_ab = np.hypot(*(top_ab_medians or (_median(a[on_top]), _median(b[on_top]))))
     if top_ab > 2 * UNDER_CHROMA and ring.any():
         # a white or black die under a coloured one: grey, and far brighter or darker than the board
-        board = float(_median(crop[..., 0][ring]))
+        board = board_lum()
         lum = crop[..., 0]
         grey = chroma < 0.3 * top_ab
         # a shadow darkens the board by two steps at most, a dark board by half its lightness
@@ -831,10 +841,9 @@ def _patch_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bo
         # still no shadow: the board's colour, darker but by no more than a shadow darkens, and
         # no more vivid (plastic of the board's hue lit from above is)
         lum = crop[..., 0]
-        board_lum = float(_median(lum[ring]))
         board_a, board_b = float(_median(a[ring])), float(_median(b[ring]))
         board_chroma = float(np.hypot(board_a, board_b))
-        shade = (lum < board_lum) & (lum > board_lum - 2 * GREY_STEP) & (chroma <= board_chroma + UNDER_CHROMA / 2)
+        shade = (lum < board_lum()) & (lum > board_lum() - 2 * GREY_STEP) & (chroma <= board_chroma + UNDER_CHROMA / 2)
         if board_chroma > UNDER_CHROMA:
             cosine = (a * board_a + b * board_b) / np.maximum(chroma * board_chroma, 1e-6)
             shade &= (cosine > np.cos(np.radians(UNDER_HUE))) & (chroma > 0.3 * board_chroma)
@@ -1223,7 +1232,7 @@ def _detections_in(blob: _Blob, expected: float, lab: np.ndarray) -> Detections:
     inside = _on_mask(blob.mask, centres)
     return Detections(centres=centres[inside], scores=found.scores[inside], sides=found.sides[inside],
                       stacked=found.stacked[inside], on_edge=found.on_edge[inside],
-                      body=found.body[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w])
+                      body_source=lambda: found.body[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w])
 
 
 def _detections_around(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[Detections, int, int]:
@@ -1298,15 +1307,17 @@ def _nearest_parts(blob: _Blob, centres: np.ndarray, colour: np.ndarray,
 def _median(values) -> np.floating:
     """np.median of all the values, the same number without its overhead (it runs hundreds of
     times per photo, mostly on a few hundred values)."""
-    values = np.asarray(values).ravel()
+    values = np.array(values).ravel()   # a copy of its own, partially sorted in place
     half = len(values) // 2
     if len(values) == 0:
         return np.median(values)
     # the mean of the middle one or two, in the type `.mean()` gives (float64 for integers)
     kind = values.dtype.type if values.dtype.kind == "f" else np.float64
     if len(values) % 2:
-        return kind(np.partition(values, half)[half])
-    low, high = np.partition(values, (half - 1, half))[half - 1:half + 1]
+        values.partition(half)
+        return kind(values[half])
+    values.partition((half - 1, half))
+    low, high = values[half - 1:half + 1]
     return (kind(low) + kind(high)) / kind(2)
 
 
