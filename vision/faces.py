@@ -583,9 +583,9 @@ def _stands_apart(outlines: list[np.ndarray], index: int) -> bool:
 def _wider_reads(first_counts: list[tuple[int, float]], cuts: list[list[np.ndarray]]) -> list[FaceRead | None]:
     """For faces still refused, of dice standing apart: the count the classifier is WIDER_PROB
     sure of, over four turns, on a cut 1.2 times the die's outline, read as `_sure_value` reads
-    the top-face crop. A white
-    die on a pale board gets an outline well inside its face (the locator sees only part of
-    it), so every tighter cut shows part of the pips; the wider cut shows them all.
+    the top-face crop. A white die on a pale board gets an outline well inside its face (the
+    locator sees only part of it), so every tighter cut shows part of the pips; the wider cut
+    shows them all.
 
     Not for aces (a lone blob turns up on a wider cut of almost anything) and the counter
     vetoes as everywhere (`_vetoes`) on every look at the die: the top-face crop, the outline
