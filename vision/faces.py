@@ -554,6 +554,15 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
         return cut_again[index]
 
     reads, probs, first_counts = _read_crops(crops, calibration, other_cuts)
+    looked_again: dict[int, list[tuple[int, float]]] = {}
+
+    def looks(index: int) -> list[tuple[int, float]]:
+        """The pip counter's looks at a die: its first crop, its outline as given and 0.85 times
+        it; counted once per die (the tighter and the wider read both check them)."""
+        if index not in looked_again:
+            looked_again[index] = [first_counts[index]] + [count_pips(_canonical(cut)) for cut in other_cuts(index)[:2]]
+        return looked_again[index]
+
     again = [i for i, read in enumerate(reads) if read.value is None and read.kind == "pips"
              and int(np.argmax(probs[i])) != OTHER_CLASS]
     tighter = {i: quad for i in again if (quad := _tighter_top_face_in(*plastic[i])) is not None}
@@ -562,10 +571,10 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
         second, _, _ = _read_crops([_cut(image_bgr, tighter[i], view) for i in redo], calibration,
                                    lambda k: other_cuts(redo[k]))
         for i, read in zip(redo, second):
-            if _tighter_read_stands(read, probs[i], first_counts[i], other_cuts(i)):
+            if _tighter_read_stands(read, probs[i], looks(i)):
                 reads[i] = read
     wider = [i for i in again if reads[i].value is None and _stands_apart(outlines, i)]
-    for i, read in zip(wider, _wider_reads([first_counts[i] for i in wider], [other_cuts(i) for i in wider])):
+    for i, read in zip(wider, _wider_reads([looks(i) for i in wider], [other_cuts(i) for i in wider])):
         reads[i] = read or reads[i]
     return reads
 
@@ -580,7 +589,7 @@ def _stands_apart(outlines: list[np.ndarray], index: int) -> bool:
                    for k, other in enumerate(outlines) if k != index)
 
 
-def _wider_reads(first_counts: list[tuple[int, float]], cuts: list[list[np.ndarray]]) -> list[FaceRead | None]:
+def _wider_reads(looks: list[list[tuple[int, float]]], cuts: list[list[np.ndarray]]) -> list[FaceRead | None]:
     """For faces still refused, of dice standing apart: the count the classifier is WIDER_PROB
     sure of, over four turns, on a cut 1.2 times the die's outline, read as `_sure_value` reads
     the top-face crop. A white die on a pale board gets an outline well inside its face (the
@@ -588,9 +597,10 @@ def _wider_reads(first_counts: list[tuple[int, float]], cuts: list[list[np.ndarr
     shows them all.
 
     Not for aces (a lone blob turns up on a wider cut of almost anything) and the counter
-    vetoes as everywhere (`_vetoes`) on every look at the die: the top-face crop, the outline
-    as given, 0.85 and 1.2 times it (a dark die's faint middle pip, seen only on a tight cut)."""
-    if not first_counts:
+    vetoes as everywhere (`_vetoes`) on every look at the die: `looks` (the top-face crop, the
+    outline as given, 0.85 times it) and the cut 1.2 times it (a dark die's faint middle pip,
+    seen only on a tight cut)."""
+    if not looks:
         return []
     wide = np.stack([_canonical(die_cuts[2]) for die_cuts in cuts])
     diffs, dists, contrasts = _colour_offsets_of(wide)
@@ -599,9 +609,8 @@ def _wider_reads(first_counts: list[tuple[int, float]], cuts: list[list[np.ndarr
     for i, p in enumerate(turned):
         value = int(np.argmax(p))
         wide_count = _count_pips(diffs[i], dists[i], contrasts[i])
-        looks = [first_counts[i], wide_count] + [count_pips(_canonical(cut)) for cut in cuts[i][:2]]
         if (value in (OTHER_CLASS, 1) or p[value] < WIDER_PROB
-                or any(_vetoes(count, layout_error, value) for count, layout_error in looks)
+                or any(_vetoes(count, layout_error, value) for count, layout_error in looks[i] + [wide_count])
                 or _sure_value(p, wide_count, contrasts[i]) != value):
             reads.append(None)
         else:
@@ -609,17 +618,15 @@ def _wider_reads(first_counts: list[tuple[int, float]], cuts: list[list[np.ndarr
     return reads
 
 
-def _tighter_read_stands(read: FaceRead, probs: np.ndarray, first_count: tuple[int, float],
-                         cuts: list[np.ndarray]) -> bool:
+def _tighter_read_stands(read: FaceRead, probs: np.ndarray, looks: list[tuple[int, float]]) -> bool:
     """Whether a read on the tighter top face (`_tighter_top_face`, every rule applied there) may
     replace the refusal: it names the classifier's first choice on the first crop, and the
-    counter vetoes as in `_agree_on_other_cuts` on none of its looks at the die (first crop,
+    counter vetoes as in `_agree_on_other_cuts` on none of its `looks` at the die (first crop,
     outline as given, 0.85 times it): a tighter cut can leave out a faint pip, never add one (a
     dark blue 3 whose faint middle pip the tighter cut leaves out reads as a 2 there)."""
     expected = int(np.argmax(probs))
     if read.kind != "pips" or read.value != expected:
         return False
-    looks = [first_count] + [count_pips(_canonical(cut)) for cut in cuts[:2]]
     return not any(_vetoes(count, layout_error, expected) for count, layout_error in looks)
 
 
