@@ -63,7 +63,7 @@ from functools import cache, cached_property
 import cv2
 import numpy as np
 
-from vision.detect import EDGE_SCORE, STACKED_SCORE, Detections, detect_dice
+from vision.detect import EDGE_SCORE, STACKED_SCORE, Detections, detect_dice, die_centres
 from vision.types import CUT, EDGE, OUTSIDE, STACKED, UNREADABLE, Candidate, ImageError
 
 WORK_LONG_SIDE = 640          # pixels on the working copy's long side
@@ -108,6 +108,8 @@ SMOOTH_MARGIN = 0.15          # ...this far (usual die sides) in from its outlin
 MARK_SCALE = 0.06             # blur (in blob sides) at about a pip's scale: a die's detail there is...
 GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarter side (a glow: a tenth)
 SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
+UNACCOUNTED_REACH = 1.0      # a die the detector alone sees counts when this near the floor (usual die sides)
+ACCOUNTED_GAP = 0.7           # ...and no candidate's centre this near (usual die sides)
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 SEEN_FACE_GROWTH = 1.4        # most a die's face found exceeds the side the net sees (its sides seen at a slant)
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
@@ -222,6 +224,8 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
             if _lone_die(blob, expected, lum):
                 region = (blob.mask, blob.x0, blob.y0)
                 candidates.append(_candidate(region, (OUTSIDE,), hsv, view.small.shape, view.scale))
+    for region in _unaccounted_dice(view, tray_mask, candidates, expected):
+        candidates.append(_candidate(region, (UNREADABLE,), hsv, view.small.shape, view.scale))
     candidates = _flag_crowded([_top_face(image, c) for c in candidates], blank, apart)
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
     return candidates
@@ -243,6 +247,63 @@ def _survey(image: np.ndarray, calibration=None):
     blobs = _blobs(on_tray, view.min_side, view.max_side)
     expected = _expected_side(blobs, calibration, view.scale, view.min_side, view.lab[..., 0])
     return view, tray_mask, on_tray, expected
+
+
+def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidates: list[Candidate],
+                      expected: float):
+    """Regions (mask, x0, y0) of the dice the detector sees over the whole working copy that no
+    candidate accounts for: a second count, so that a die the colour steps lost (merged with the
+    tray's wall, taken for its shadow) sends the photo to `check` instead of being counted short.
+    Such a die must lie on the floor or within a side of it (the floor found may stop short of
+    a wall) and carry marks (a die has pips or a picture; a coin or a bottle cap has none)."""
+    centres, _ = die_centres(view.lab, expected)
+    if not len(centres):
+        return []
+    near_floor = None
+    if tray_mask is not None:
+        near_floor = cv2.distanceTransform((tray_mask == 0).astype(np.uint8), cv2.DIST_L2, 5) <= UNACCOUNTED_REACH * expected
+    known = np.array([((x + 0.5) * view.scale - 0.5, (y + 0.5) * view.scale - 0.5) for x, y in
+                      (c.center for c in candidates)], np.float32).reshape(-1, 2)
+    lum = view.lab[..., 0]
+    h, w = lum.shape
+    regions = []
+    half = int(np.ceil(0.5 * expected))
+    for cx, cy in centres:
+        if known.size and np.hypot(*(known - (cx, cy)).T).min() < ACCOUNTED_GAP * expected:
+            continue
+        x, y = int(round(cx)), int(round(cy))
+        if not (0 <= x < w and 0 <= y < h) or (near_floor is not None and not near_floor[y, x]):
+            continue
+        x0, y0 = max(0, x - half), max(0, y - half)
+        patch = lum[y0:min(h, y + half + 1), x0:min(w, x + half + 1)]
+        if min(patch.shape) < 5 or not _marked(patch, expected):
+            continue
+        mask = np.zeros(patch.shape, np.uint8)
+        box = cv2.boxPoints(((cx - x0, cy - y0), (expected, expected), _square_angle(patch)))
+        cv2.fillPoly(mask, [np.int32(np.round(box))], 1)
+        if mask.any():
+            regions.append((mask.astype(bool), x0, y0))
+    return regions
+
+
+def _marked(patch: np.ndarray, expected: float) -> bool:
+    """True when a die-sized patch (Lab L) has sharp marks in its middle: pips or a picture."""
+    sigma = max(1.0, MARK_SCALE * expected)
+    sharp = patch.astype(np.float32) - cv2.GaussianBlur(patch.astype(np.float32), (0, 0), sigma)
+    ph, pw = patch.shape
+    yy, xx = np.mgrid[:ph, :pw]
+    middle = (yy - (ph - 1) / 2) ** 2 + (xx - (pw - 1) / 2) ** 2 <= (0.35 * min(ph, pw)) ** 2
+    low, high = _percentiles(sharp[middle], (3, 97))
+    return high - low >= MARK_CONTRAST
+
+
+def _square_angle(patch: np.ndarray) -> float:
+    """The turn (degrees, 0-90) of the square in a patch, from its edges' directions taken four
+    times over (a square's four sides then point one way)."""
+    gx = cv2.Sobel(patch.astype(np.float32), cv2.CV_32F, 1, 0)
+    gy = cv2.Sobel(patch.astype(np.float32), cv2.CV_32F, 0, 1)
+    turn = np.sum((gx * gx + gy * gy) * np.exp(4j * np.arctan2(gy, gx)))
+    return float(np.degrees(np.angle(turn)) / 4.0) % 90.0
 
 
 def _flag_crowded(candidates: list[Candidate], blank: list[Candidate] = (), apart=()) -> list[Candidate]:

@@ -15,7 +15,8 @@ def test_the_shipped_model_loads_with_opencv_and_gives_its_heads_and_body_mask()
     assert heads.shape == (len(detect.HEADS), 48 // detect.STRIDE, 64 // detect.STRIDE)
     assert body.shape == (48 // detect.BODY_STRIDE, 64 // detect.BODY_STRIDE)
     assert 0.0 <= min(heads.min(), body.min()) and max(heads.max(), body.max()) <= 1.0
-    assert np.array_equal(model.heatmap(np.full((48, 64, 3), 128, np.uint8)), heads[0])
+    # the centre head run alone (OpenCV's classic engine) gives the whole net's centre channel
+    assert np.allclose(model.heatmap(np.full((48, 64, 3), 128, np.uint8)), heads[0], rtol=0, atol=1e-5)
 
 
 def test_the_side_head_round_trips_a_side():
