@@ -108,7 +108,8 @@ SMOOTH_MARGIN = 0.15          # ...this far (usual die sides) in from its outlin
 MARK_SCALE = 0.06             # blur (in blob sides) at about a pip's scale: a die's detail there is...
 GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarter side (a glow: a tenth)
 SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
-UNACCOUNTED_REACH = 1.0      # a die the detector alone sees counts when this near the floor (usual die sides)
+UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone sees (a tray's printed wall: 0.51)...
+UNACCOUNTED_REACH = 1.0      # ...that counts when this near the floor (usual die sides)...
 ACCOUNTED_GAP = 0.7           # ...and no candidate's centre this near (usual die sides)
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 SEEN_FACE_GROWTH = 1.4        # most a die's face found exceeds the side the net sees (its sides seen at a slant)
@@ -256,7 +257,7 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     tray's wall, taken for its shadow) sends the photo to `check` instead of being counted short.
     Such a die must lie on the floor or within a side of it (the floor found may stop short of
     a wall) and carry marks (a die has pips or a picture; a coin or a bottle cap has none)."""
-    centres, _ = die_centres(view.lab, expected)
+    centres, _ = die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)
     if not len(centres):
         return []
     near_floor = None
@@ -267,19 +268,24 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     lum = view.lab[..., 0]
     h, w = lum.shape
     regions = []
-    half = int(np.ceil(0.5 * expected))
     for cx, cy in centres:
         if known.size and np.hypot(*(known - (cx, cy)).T).min() < ACCOUNTED_GAP * expected:
             continue
         x, y = int(round(cx)), int(round(cy))
         if not (0 <= x < w and 0 <= y < h) or (near_floor is not None and not near_floor[y, x]):
             continue
+        # the die's own side, looked at closely: a small token's edge must not pass for marks
+        found, near, _ = _detections_near(view.lab, (cx, cy), expected, expected)
+        if not near.any():
+            continue
+        side = float(found.sides[np.flatnonzero(near)[0]])
+        half = int(np.ceil(0.5 * side))
         x0, y0 = max(0, x - half), max(0, y - half)
         patch = lum[y0:min(h, y + half + 1), x0:min(w, x + half + 1)]
         if min(patch.shape) < 5 or not _marked(patch, expected):
             continue
         mask = np.zeros(patch.shape, np.uint8)
-        box = cv2.boxPoints(((cx - x0, cy - y0), (expected, expected), _square_angle(patch)))
+        box = cv2.boxPoints(((cx - x0, cy - y0), (side, side), _square_angle(patch)))
         cv2.fillPoly(mask, [np.int32(np.round(box))], 1)
         if mask.any():
             regions.append((mask.astype(bool), x0, y0))
@@ -1566,17 +1572,23 @@ def _pip_dice(lab: np.ndarray, expected: float, free_dark: np.ndarray, free_ligh
 def _one_flat_die_around(lab: np.ndarray, centre, side: float, expected: float):
     """(centre, side) of the one die the detector sees within half a side of a pip group's
     centre, when it sees just one there and is sure it lies flat, on no other die; else None."""
-    h, w = lab.shape[:2]
-    x0, y0 = max(0, int(centre[0] - side)), max(0, int(centre[1] - side))
-    crop = np.ascontiguousarray(lab[y0:min(h, int(centre[1] + side) + 1), x0:min(w, int(centre[0] + side) + 1)])
-    found = detect_dice(crop, expected)
-    near = np.hypot(*(found.centres + (x0, y0) - np.asarray(centre)).T) < 0.5 * side
+    found, near, offset = _detections_near(lab, centre, side, expected)
     if near.sum() != 1:
         return None
     i = int(np.flatnonzero(near)[0])
     if not _sure_flat(found, i):
         return None
-    return found.centres[i] + (x0, y0), max(float(found.sides[i]), FACE_OF_BLOB * expected)
+    return found.centres[i] + offset, max(float(found.sides[i]), FACE_OF_BLOB * expected)
+
+
+def _detections_near(lab: np.ndarray, centre, side: float, expected: float) -> tuple[Detections, np.ndarray, tuple[int, int]]:
+    """What the detector sees on a crop a side around `centre`, which of its dice lie within
+    half a side of it, and the crop's corner (to add to its centres)."""
+    h, w = lab.shape[:2]
+    x0, y0 = max(0, int(centre[0] - side)), max(0, int(centre[1] - side))
+    crop = np.ascontiguousarray(lab[y0:min(h, int(centre[1] + side) + 1), x0:min(w, int(centre[0] + side) + 1)])
+    found = detect_dice(crop, expected)
+    return found, np.hypot(*(found.centres + (x0, y0) - np.asarray(centre)).T) < 0.5 * side, (x0, y0)
 
 
 def _outline_stands_out(grad: np.ndarray, centre, side: float, ring_edges: float, grad_level: float) -> bool:
