@@ -302,9 +302,8 @@ def _centres_off_candidates(view: _WorkingCopy, near_floor: np.ndarray, candidat
     on a tray where every die was found, that is next to nothing."""
     lum = view.lab[..., 0]
     covered = _outlines(candidates, view)
-    grow = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, int(0.3 * expected) | 1),) * 2)
     smooth = cv2.GaussianBlur(lum, (0, 0), max(1.0, MARK_SCALE * expected))
-    marks = (cv2.absdiff(lum, smooth) >= MARK_CONTRAST / 2) & near_floor & (cv2.dilate(covered, grow) == 0)
+    marks = (cv2.absdiff(lum, smooth) >= MARK_CONTRAST / 2) & near_floor & (covered == 0)
     _, _, stats, _ = cv2.connectedComponentsWithStats(marks.astype(np.uint8))
     reach = int(np.ceil(expected))
     parts = np.zeros(lum.shape, np.uint8)
