@@ -114,8 +114,7 @@ MARK_SCALE = 0.06             # blur (in blob sides) at about a pip's scale: a d
 GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarter side (a glow: a tenth)
 SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
 UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone sees (a tray's printed wall: 0.51)...
-UNACCOUNTED_REACH = 1.0      # ...that counts when this near the floor (usual die sides)...
-ACCOUNTED_GAP = 0.7           # ...and no candidate's centre this near (usual die sides)
+UNACCOUNTED_REACH = 1.0      # ...that counts when this near the floor (usual die sides)
 UNACCOUNTED_MARK = 0.01       # least area (usual die areas) of a sharp mark clear of candidates: a pip is 0.02
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 SEEN_FACE_GROWTH = 1.4        # most a die's face found exceeds the side the net sees (its sides seen at a slant)
@@ -271,7 +270,7 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     centres = _centres_off_candidates(view, near_floor, candidates, expected)
     regions = []
     for cx, cy in centres:
-        if known.size and np.hypot(*(known - (cx, cy)).T).min() < ACCOUNTED_GAP * expected:
+        if known.size and np.hypot(*(known - (cx, cy)).T).min() < MIN_CENTRE_GAP * expected:
             continue
         x, y = int(round(cx)), int(round(cy))
         if not (0 <= x < w and 0 <= y < h) or not near_floor[y, x]:
