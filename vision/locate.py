@@ -53,8 +53,8 @@ darkens it); where the net sees a die on another there, a bigger patch counts th
 shadow (no more vivid, darker by a shadow's step at most), of the board's hue or grey beside a
 coloured top (a dark marbled die under a purple one): flat lone dice on crowded trays also reach
 the net's stacked score, so it alone is not enough. One of the same colour is not caught.
-Last, a second count: the detector's centre head, run around the sharp marks that lie clear of
-every candidate, names every die it sees there, on the floor or within a side of it, with
+Last, a second count: the detector's centre head, run once over the whole working copy, names
+every die it sees that no candidate accounts for, on the floor or within a side of it, with
 sharp marks on it (a coin or a token has none); each is reported flagged `unreadable`, so a die
 that the colour steps lost (merged with the tray's wall, taken for a shadow, a white die on a
 white board) sends the photo to `check` instead of leaving it counted short.
@@ -115,7 +115,6 @@ GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarte
 SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
 UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone sees (a tray's printed wall: 0.51)...
 UNACCOUNTED_REACH = 1.0      # ...that counts when this near the floor (usual die sides)
-UNACCOUNTED_MARK = 0.01       # least area (usual die areas) of a sharp mark clear of candidates: a pip is 0.02
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 SEEN_FACE_GROWTH = 1.4        # most a die's face found exceeds the side the net sees (its sides seen at a slant)
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
@@ -206,7 +205,9 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
                                              view.small.shape, view.scale))
                 side = _net_side(blob, region[0], expected, view.lab) if _APART in flags else None
                 apart.append(None if side is None else (index, side / view.scale))
-    covered = _outlines(candidates, view)
+    covered = np.zeros(on_tray.shape, np.uint8)
+    for cand in candidates:
+        cv2.fillPoly(covered, [np.int32(np.round((np.asarray(cand.corners) + 0.5) * view.scale - 0.5))], 1)
     specks = np.zeros_like(covered)
     for blob in blobs:
         h, w = blob.mask.shape
@@ -255,23 +256,27 @@ def _survey(image: np.ndarray, calibration=None):
 
 def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidates: list[Candidate],
                       expected: float):
-    """Regions (mask, x0, y0) of the dice the detector sees that no candidate accounts for, where
-    sharp marks lie clear of every candidate: a second count, so that a die the colour steps lost (merged with the
+    """Regions (mask, x0, y0) of the dice the detector sees over the whole working copy that no
+    candidate accounts for: a second count, so that a die the colour steps lost (merged with the
     tray's wall, taken for its shadow) sends the photo to `check` instead of being counted short.
     Such a die must lie on the floor or within a side of it (the floor found may stop short of
     a wall) and carry marks (a die has pips or a picture; a coin or a bottle cap has none)."""
+    centres, _ = die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)
+    known = np.array([((x + 0.5) * view.scale - 0.5, (y + 0.5) * view.scale - 0.5) for x, y in
+                      (c.center for c in candidates)], np.float32).reshape(-1, 2)
+    if known.size:
+        # two flat dice lie no closer than MIN_CENTRE_GAP: one that near a candidate is its die
+        gaps = np.hypot(centres[:, None, 0] - known[None, :, 0], centres[:, None, 1] - known[None, :, 1])
+        centres = centres[gaps.min(axis=1) >= MIN_CENTRE_GAP * expected]
+    if not len(centres):
+        return []
     lum = view.lab[..., 0]
     h, w = lum.shape
     near_floor = np.ones((h, w), bool)
     if tray_mask is not None:
         near_floor = cv2.distanceTransform((tray_mask == 0).astype(np.uint8), cv2.DIST_L2, 5) <= UNACCOUNTED_REACH * expected
-    known = np.array([((x + 0.5) * view.scale - 0.5, (y + 0.5) * view.scale - 0.5) for x, y in
-                      (c.center for c in candidates)], np.float32).reshape(-1, 2)
-    centres = _centres_off_candidates(view, near_floor, candidates, expected)
     regions = []
     for cx, cy in centres:
-        if known.size and np.hypot(*(known - (cx, cy)).T).min() < MIN_CENTRE_GAP * expected:
-            continue
         x, y = int(round(cx)), int(round(cy))
         if not (0 <= x < w and 0 <= y < h) or not near_floor[y, x]:
             continue
@@ -291,39 +296,6 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
         if mask.any():
             regions.append((mask.astype(bool), x0, y0))
     return regions
-
-
-def _centres_off_candidates(view: _WorkingCopy, near_floor: np.ndarray, candidates: list[Candidate],
-                            expected: float) -> np.ndarray:
-    """The detector's die centres (N×2, working pixels) in the parts of the working copy that may
-    hold a die no candidate accounts for: near the floor, sharp marks clear of every candidate.
-    The centre head runs on those parts alone (a die's side around them), not the whole photo:
-    on a tray where every die was found, that is next to nothing."""
-    lum = view.lab[..., 0]
-    covered = _outlines(candidates, view)
-    smooth = cv2.GaussianBlur(lum, (0, 0), max(1.0, MARK_SCALE * expected))
-    marks = (cv2.absdiff(lum, smooth) >= MARK_CONTRAST / 2) & near_floor & (covered == 0)
-    _, _, stats, _ = cv2.connectedComponentsWithStats(marks.astype(np.uint8))
-    reach = int(np.ceil(expected))
-    parts = np.zeros(lum.shape, np.uint8)
-    for x, y, bw, bh, area in stats[1:]:
-        if area >= UNACCOUNTED_MARK * expected * expected:
-            cv2.rectangle(parts, (x - reach, y - reach), (x + bw + reach, y + bh + reach), 1, -1)
-    _, _, boxes, _ = cv2.connectedComponentsWithStats(parts)
-    found = [np.zeros((0, 2), np.float32)]
-    for x, y, bw, bh, _ in boxes[1:]:
-        centres, _ = die_centres(np.ascontiguousarray(view.lab[y:y + bh, x:x + bw]), expected,
-                                 min_score=UNACCOUNTED_SCORE)
-        found.append(centres + (x, y))
-    return np.concatenate(found)
-
-
-def _outlines(candidates: list[Candidate], view: _WorkingCopy) -> np.ndarray:
-    """The candidates' outlines filled in (uint8, the working copy's size)."""
-    covered = np.zeros(view.lab.shape[:2], np.uint8)
-    for cand in candidates:
-        cv2.fillPoly(covered, [np.int32(np.round((np.asarray(cand.corners) + 0.5) * view.scale - 0.5))], 1)
-    return covered
 
 
 def _marked(patch: np.ndarray, expected: float) -> bool:
