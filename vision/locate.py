@@ -261,30 +261,22 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     tray's wall, taken for its shadow) sends the photo to `check` instead of being counted short.
     Such a die must lie on the floor or within a side of it (the floor found may stop short of
     a wall) and carry marks (a die has pips or a picture; a coin or a bottle cap has none)."""
-    centres, _ = die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)
     known = np.array([((x + 0.5) * view.scale - 0.5, (y + 0.5) * view.scale - 0.5) for x, y in
                       (c.center for c in candidates)], np.float32).reshape(-1, 2)
-    if known.size:
-        # two flat dice lie no closer than MIN_CENTRE_GAP: one that near a candidate is its die
-        gaps = np.hypot(centres[:, None, 0] - known[None, :, 0], centres[:, None, 1] - known[None, :, 1])
-        centres = centres[gaps.min(axis=1) >= MIN_CENTRE_GAP * expected]
-    if not len(centres):
-        return []
-    lum = view.lab[..., 0]
-    h, w = lum.shape
-    near_floor = np.ones((h, w), bool)
+    near_floor = None
     if tray_mask is not None:
         near_floor = cv2.distanceTransform((tray_mask == 0).astype(np.uint8), cv2.DIST_L2, 5) <= UNACCOUNTED_REACH * expected
+    # the centre head alone first (cheap); the whole net only where it sees a die unaccounted
+    # for (rarely): each die's own side, so that a small token's rim does not pass for marks
+    if not _unaccounted(die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)[0], known, near_floor, expected).any():
+        return []
+    found = detect_dice(view.lab, expected, min_score=UNACCOUNTED_SCORE)
+    keep = _unaccounted(found.centres, known, near_floor, expected)
+    lum = view.lab[..., 0]
+    h, w = lum.shape
     regions = []
-    for cx, cy in centres:
+    for (cx, cy), side in zip(found.centres[keep], found.sides[keep]):
         x, y = int(round(cx)), int(round(cy))
-        if not (0 <= x < w and 0 <= y < h) or not near_floor[y, x]:
-            continue
-        # the die's own side, looked at closely: a small token's edge must not pass for marks
-        found, near, _ = _detections_near(view.lab, (cx, cy), expected, expected)
-        if not near.any():
-            continue
-        side = float(found.sides[np.flatnonzero(near)[0]])
         half = int(np.ceil(0.5 * side))
         x0, y0 = max(0, x - half), max(0, y - half)
         patch = lum[y0:min(h, y + half + 1), x0:min(w, x + half + 1)]
@@ -296,6 +288,22 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
         if mask.any():
             regions.append((mask.astype(bool), x0, y0))
     return regions
+
+
+def _unaccounted(centres: np.ndarray, known: np.ndarray, near_floor: np.ndarray | None, expected: float) -> np.ndarray:
+    """Which detected centres (working pixels) no candidate's centre accounts for (two flat dice
+    lie no closer than MIN_CENTRE_GAP: one that near a candidate is its die) and lie inside the
+    photo and near the floor (`near_floor`, None: no tray found)."""
+    keep = np.ones(len(centres), bool)
+    if known.size and len(centres):
+        gaps = np.hypot(centres[:, None, 0] - known[None, :, 0], centres[:, None, 1] - known[None, :, 1])
+        keep = gaps.min(axis=1) >= MIN_CENTRE_GAP * expected
+    if near_floor is not None:
+        spots = np.int32(np.round(centres))
+        h, w = near_floor.shape
+        keep &= (spots[:, 0] >= 0) & (spots[:, 0] < w) & (spots[:, 1] >= 0) & (spots[:, 1] < h)
+        keep[keep] = near_floor[spots[keep, 1], spots[keep, 0]]
+    return keep
 
 
 def _marked(patch: np.ndarray, expected: float) -> bool:
@@ -1578,23 +1586,17 @@ def _pip_dice(lab: np.ndarray, expected: float, free_dark: np.ndarray, free_ligh
 def _one_flat_die_around(lab: np.ndarray, centre, side: float, expected: float):
     """(centre, side) of the one die the detector sees within half a side of a pip group's
     centre, when it sees just one there and is sure it lies flat, on no other die; else None."""
-    found, near, offset = _detections_near(lab, centre, side, expected)
+    h, w = lab.shape[:2]
+    x0, y0 = max(0, int(centre[0] - side)), max(0, int(centre[1] - side))
+    crop = np.ascontiguousarray(lab[y0:min(h, int(centre[1] + side) + 1), x0:min(w, int(centre[0] + side) + 1)])
+    found = detect_dice(crop, expected)
+    near = np.hypot(*(found.centres + (x0, y0) - np.asarray(centre)).T) < 0.5 * side
     if near.sum() != 1:
         return None
     i = int(np.flatnonzero(near)[0])
     if not _sure_flat(found, i):
         return None
-    return found.centres[i] + offset, max(float(found.sides[i]), FACE_OF_BLOB * expected)
-
-
-def _detections_near(lab: np.ndarray, centre, side: float, expected: float) -> tuple[Detections, np.ndarray, tuple[int, int]]:
-    """What the detector sees on a crop a side around `centre`, which of its dice lie within
-    half a side of it, and the crop's corner (to add to its centres)."""
-    h, w = lab.shape[:2]
-    x0, y0 = max(0, int(centre[0] - side)), max(0, int(centre[1] - side))
-    crop = np.ascontiguousarray(lab[y0:min(h, int(centre[1] + side) + 1), x0:min(w, int(centre[0] + side) + 1)])
-    found = detect_dice(crop, expected)
-    return found, np.hypot(*(found.centres + (x0, y0) - np.asarray(centre)).T) < 0.5 * side, (x0, y0)
+    return found.centres[i] + (x0, y0), max(float(found.sides[i]), FACE_OF_BLOB * expected)
 
 
 def _outline_stands_out(grad: np.ndarray, centre, side: float, ring_edges: float, grad_level: float) -> bool:
