@@ -54,7 +54,7 @@ shadow (no more vivid, darker by a shadow's step at most), of the board's hue or
 coloured top (a dark marbled die under a purple one): flat lone dice on crowded trays also reach
 the net's stacked score, so it alone is not enough. One of the same colour is not caught.
 Last, a second count: the detector's centre head, run once over the whole working copy, names
-every die it sees that no candidate accounts for, on the floor or within a side of it, with
+every die it sees that no candidate accounts for, on the floor or within 1.6 sides of it, with
 sharp marks on it (a coin or a token has none); each is reported flagged `unreadable`, so a die
 that the colour steps lost (merged with the tray's wall, taken for a shadow, a white die on a
 white board) sends the photo to `check` instead of leaving it counted short.
@@ -114,7 +114,7 @@ MARK_SCALE = 0.06             # blur (in blob sides) at about a pip's scale: a d
 GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarter side (a glow: a tenth)
 SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
 UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone sees (a tray's printed wall: 0.51)...
-UNACCOUNTED_REACH = 1.0      # ...that counts when this near the floor (usual die sides)
+UNACCOUNTED_REACH = 1.6      # ...that counts this near the floor found (sides: a die behind one against the wall)
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 SEEN_FACE_GROWTH = 1.4        # most a die's face found exceeds the side the net sees (its sides seen at a slant)
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
@@ -259,8 +259,8 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     """Regions (mask, x0, y0) of the dice the detector sees over the whole working copy that no
     candidate accounts for: a second count, so that a die the colour steps lost (merged with the
     tray's wall, taken for its shadow) sends the photo to `check` instead of being counted short.
-    Such a die must lie on the floor or within a side of it (the floor found may stop short of
-    a wall) and carry marks (a die has pips or a picture; a coin or a bottle cap has none)."""
+    Such a die must lie on the floor or near it (the floor found stops short of the dice that
+    line a wall, and of a die behind one of them) and carry marks (a die has pips or a picture; a coin or a bottle cap has none)."""
     known = np.array([((x + 0.5) * view.scale - 0.5, (y + 0.5) * view.scale - 0.5) for x, y in
                       (c.center for c in candidates)], np.float32).reshape(-1, 2)
     near_floor = None

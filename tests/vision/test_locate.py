@@ -692,6 +692,7 @@ def test_a_die_the_colour_steps_lose_at_the_wall_is_flagged_not_left_out():
 
 @pytest.mark.parametrize("name,die_at", [
     ("IMG_20191208_111628.jpg", (126, 149)),   # a black die against the box's top wall
+    ("IMG_20191208_111628.jpg", (534, 156)),   # a blue one behind a die against it (1.2 sides off the floor found)
     ("IMG_20191208_111932.jpg", (421, 381)),   # a white ace on the white board beside a die
 ])
 def test_a_real_die_the_colour_steps_lose_is_flagged_not_left_out(byler_truth, name, die_at):
