@@ -263,12 +263,16 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     line a wall, and of a die behind one of them) and carry marks (a die has pips or a picture; a coin or a bottle cap has none)."""
     known = np.array([((x + 0.5) * view.scale - 0.5, (y + 0.5) * view.scale - 0.5) for x, y in
                       (c.center for c in candidates)], np.float32).reshape(-1, 2)
+    # the centre head alone first (cheap); on most photos every die it sees is a candidate's
+    seen, _ = die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)
+    if not _unaccounted(seen, known, None, expected).any():
+        return []
     near_floor = None
     if tray_mask is not None:
         near_floor = cv2.distanceTransform((tray_mask == 0).astype(np.uint8), cv2.DIST_L2, 5) <= UNACCOUNTED_REACH * expected
-    # the centre head alone first (cheap); the whole net only where it sees a die unaccounted
-    # for (rarely): each die's own side, so that a small token's rim does not pass for marks
-    if not _unaccounted(die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)[0], known, near_floor, expected).any():
+    # the whole net only where a die lies unaccounted for near the floor (rarely): each die's
+    # own side, so that a small token's rim does not pass for marks
+    if not _unaccounted(seen, known, near_floor, expected).any():
         return []
     found = detect_dice(view.lab, expected, min_score=UNACCOUNTED_SCORE)
     keep = _unaccounted(found.centres, known, near_floor, expected)
