@@ -75,6 +75,8 @@ WORK_LONG_SIDE = 640          # pixels on the working copy's long side
 MIN_DIE_FRACTION = 0.012      # smallest die side accepted, as a fraction of the photo's short side
 MAX_DIE_FRACTION = 0.30       # largest die side accepted
 FLOOR_LEAKS = (0.03, 0.07)    # widths of gaps in a tray's rim closed to find its floor (short sides)
+OUTLINED_FLOOR_SOLIDITY = 0.85  # least share of its hull a floor found by its edges fills (a wood grain's: 0.6)
+OUTLINED_FLOOR_GROWTH = 0.03  # ...whose hull is grown this far (short sides) to take in the dice in its corners
 MAX_HOLE_FRACTION = 0.15      # holes filled up to this side (fraction of the short side)
 
 # one blob: one die, a die showing a long side, or touching dice (area in usual die areas)
@@ -242,7 +244,7 @@ def _survey(image: np.ndarray, calibration=None):
     view = _WorkingCopy(image)
     tray = _tray_polygon(calibration, view.scale)
     if tray is None:
-        tray = _floor_hull(view.foreground)
+        tray = _floor_hull(view.foreground, view.lab)
     on_tray = view.foreground.copy()
     tray_mask = None
     if tray is not None:
@@ -384,7 +386,7 @@ def find_tray(image_bgr: np.ndarray) -> np.ndarray | None:
     """The tray's inside as a polygon (N×2, photo pixels), or None when the photo shows no
     enclosed tray floor (a tray filling the frame, or a bare table)."""
     view = _WorkingCopy(_check_image(image_bgr))
-    hull = _floor_hull(view.foreground, enclosed_only=True)
+    hull = _floor_hull(view.foreground, view.lab, enclosed_only=True)
     if hull is None:
         return None
     hull = hull.reshape(-1, 2)
@@ -392,46 +394,94 @@ def find_tray(image_bgr: np.ndarray) -> np.ndarray | None:
     return (hull + 0.5) / view.scale - 0.5
 
 
-def _floor_hull(foreground: np.ndarray, enclosed_only: bool = False) -> np.ndarray | None:
+def _floor_hull(foreground: np.ndarray, lab: np.ndarray | None = None,
+                enclosed_only: bool = False) -> np.ndarray | None:
     """Convex hull of the tray floor (working pixels): the largest background region that the
-    frame does not touch, when it is large (a tray seen whole); else the largest background
-    region (a tray filling the frame, a bare table); None when neither is large."""
+    frame does not touch, when it is large (a tray seen whole); else, when the lightness's edges
+    (`lab`: the working copy) close a rim seen only in parts, the solid region they enclose;
+    else the largest background region (a tray filling the frame, a bare table); None when none
+    of these is large."""
+    labels, areas, enclosed, side = _enclosed_floor(foreground)
+    if enclosed.any():
+        return _hull_of(_largest(labels, areas, enclosed), side, foreground)
+    if lab is not None:
+        # a rim barely off the room's colour is foreground only in parts, its edges all round;
+        # a wood grain's edges enclose ragged regions, a tray's floor is solid
+        walls = foreground | _outlines(lab)
+        outlined = _enclosed_floor(walls)
+        if outlined[2].any():
+            floor = _largest(*outlined[:3])
+            hull = _hull_of(floor, outlined[3], walls)
+            if hull is not None and _outline_solidity(floor) >= OUTLINED_FLOOR_SOLIDITY:
+                # the hull stops short of the dice in its corners (no floor around them)
+                return _grown(hull, foreground.shape, OUTLINED_FLOOR_GROWTH)
     h, w = foreground.shape
-    # cut leaks of the floor through gaps in the rim before splitting the background up: thin
-    # ones first; wider ones only when the floor still reaches the frame
+    if enclosed_only or areas.max() < 0.12 * h * w:
+        return None
+    return _hull_of(_largest(labels, areas, np.ones(len(areas), bool)), side, foreground)
+
+
+def _enclosed_floor(walls: np.ndarray):
+    """The background between `walls` split into regions: (labels, areas, which are large and
+    enclosed, the opening's side). Leaks of the floor through gaps in the rim are cut before the
+    split: thin ones first; wider ones only when the floor still reaches the frame."""
+    h, w = walls.shape
     first = None
     for leak in FLOOR_LEAKS:
         side = max(3, int(leak * min(h, w)) | 1)
-        background = cv2.morphologyEx((~foreground).astype(np.uint8), cv2.MORPH_OPEN,
+        background = cv2.morphologyEx((~walls).astype(np.uint8), cv2.MORPH_OPEN,
                                       cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side)))
         # labels, their areas, and which touch the frame: connectedComponentsWithStats takes
         # twenty times as long for statistics not needed here
         count, labels = cv2.connectedComponents(background, connectivity=4)
-        if count < 2:
-            return None
-        areas = np.bincount(labels.ravel(), minlength=count)[1:]
-        touching = np.zeros(count, bool)
+        areas = np.bincount(labels.ravel(), minlength=max(count, 2))[1:]
+        touching = np.zeros(len(areas) + 1, bool)
         touching[np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]])] = True
         enclosed = ~touching[1:] & (areas > 0.12 * h * w)
         if enclosed.any():
-            break
+            return labels, areas, enclosed, side
         first = first or (labels, areas, enclosed, side)
-    else:
-        labels, areas, enclosed, side = first   # no floor inside a rim: the thin cut's regions
-    if enclosed.any():
-        pick = int(np.argmax(np.where(enclosed, areas, 0))) + 1
-    elif enclosed_only or areas.max() < 0.12 * h * w:
-        return None
-    else:
-        pick = int(np.argmax(areas)) + 1
-    # the opening also shaved off the floor's narrow strips (between a die and the wall): grown
-    # back as far as the opening reached, so a die in a corner stays inside the floor's hull
-    floor = (labels == pick).astype(np.uint8)
-    floor = cv2.dilate(floor, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side))) & ~foreground
+    return first   # no floor inside a rim: the thin cut's regions
+
+
+def _largest(labels: np.ndarray, areas: np.ndarray, eligible: np.ndarray) -> np.ndarray:
+    """The largest eligible region of `labels` (region i + 1 has area areas[i]), as a uint8 mask."""
+    return (labels == int(np.argmax(np.where(eligible, areas, 0))) + 1).astype(np.uint8)
+
+
+def _hull_of(floor: np.ndarray, side: int, walls: np.ndarray) -> np.ndarray | None:
+    """Convex hull of a floor region found by an opening of `side`, grown back as far as the
+    opening shaved it (its narrow strips between a die and the wall), so a die in a corner
+    stays inside it."""
+    floor = cv2.dilate(floor, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side))) & ~walls
     contours, _ = cv2.findContours(floor.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     if not contours:
         return None
     return cv2.convexHull(max(contours, key=cv2.contourArea)).astype(np.float32)
+
+
+def _grown(hull: np.ndarray, shape: tuple, reach: float) -> np.ndarray:
+    """A convex hull grown by `reach` (short sides of `shape`) all round."""
+    side = max(3, int(reach * min(shape)) | 1)
+    mask = np.zeros(shape, np.uint8)
+    cv2.fillPoly(mask, [np.int32(np.round(hull.reshape(-1, 2)))], 1)
+    mask = cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side)))
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    return cv2.convexHull(max(contours, key=cv2.contourArea)).astype(np.float32)
+
+
+def _outline_solidity(mask: np.ndarray) -> float:
+    """How much of its convex hull a region's outer outline fills (the dice on a floor, its
+    holes, count as filled)."""
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    outline = max(contours, key=cv2.contourArea)
+    return float(cv2.contourArea(outline)) / max(float(cv2.contourArea(cv2.convexHull(outline))), 1.0)
+
+
+def _outlines(lab: np.ndarray) -> np.ndarray:
+    """Edge pixels of the lightness: a tray's rim shows all round here even where its colour is
+    too near the room's to be foreground."""
+    return cv2.Canny(cv2.GaussianBlur(lab[..., 0], (0, 0), 1.5), 10, 25) > 0
 
 
 class _WorkingCopy:

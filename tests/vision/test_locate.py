@@ -490,6 +490,27 @@ def test_a_tray_rim_with_a_gap_still_bounds_the_floor():
     assert len(found) == len(truth)
 
 
+def test_a_tray_whose_rim_is_foreground_only_in_parts_is_bounded_by_its_edges():
+    # seen from below in a dim room, this tray's rim is barely off the room's colour: only parts
+    # of it stand out, and the floor ran out through the gaps. The die on the table beyond it
+    # was then counted, and the photo read `ok` one 3 too many
+    image, truth = synth.render_tray(20240011, 9, view="below", hard=True, clusters=0.9)
+    (spare,) = [die for die in truth if "outside" in die["flags"]]
+    assert find_tray(image) is not None
+    (found,) = matches(spare, find_dice(image))
+    assert OUTSIDE in found.flags
+    reading = read_tray(image, view="below")
+    assert reading.counts["3"] <= sum(1 for die in truth if die["face"] == 3 and not die["flags"])
+
+
+def test_a_wood_grain_on_a_bare_table_bounds_no_floor():
+    # the grain's edges enclose ragged regions; taken for a floor, one would have put four of
+    # these nine dice outside it
+    image, truth = synth.render_tray(20240045, 9, hard=True, clusters=0.9)
+    assert find_tray(image) is None
+    assert not any(OUTSIDE in c.flags for c in find_dice(image))
+
+
 def test_a_die_in_the_floors_corner_is_inside_the_floor():
     # the narrow strip of floor between this blue ace and the wall's corner is thinner than the
     # opening that closes gaps in the rim: the floor's hull used to cut the die in half, and the
