@@ -407,8 +407,9 @@ def _floor_hull(foreground: np.ndarray, lab: np.ndarray | None = None,
     if lab is not None:
         # a rim barely off the room's colour is foreground only in parts, its edges all round;
         # a wood grain's edges enclose ragged regions, a tray's floor is solid
+        # (the thin cut alone: the edges leave a rim no wide gaps, and the wide cut is the slow part)
         walls = foreground | _outlines(lab)
-        outlined = _enclosed_floor(walls)
+        outlined = _enclosed_floor(walls, FLOOR_LEAKS[:1])
         if outlined[2].any():
             floor = _largest(*outlined[:3])
             hull = _hull_of(floor, outlined[3], walls)
@@ -421,13 +422,14 @@ def _floor_hull(foreground: np.ndarray, lab: np.ndarray | None = None,
     return _hull_of(_largest(labels, areas, np.ones(len(areas), bool)), side, foreground)
 
 
-def _enclosed_floor(walls: np.ndarray):
+def _enclosed_floor(walls: np.ndarray, leaks: tuple = FLOOR_LEAKS):
     """The background between `walls` split into regions: (labels, areas, which are large and
-    enclosed, the opening's side). Leaks of the floor through gaps in the rim are cut before the
-    split: thin ones first; wider ones only when the floor still reaches the frame."""
+    enclosed, the opening's side). Leaks of the floor through gaps in the rim (`leaks`: their
+    widths, short sides) are cut before the split: thin ones first; wider ones only when the
+    floor still reaches the frame."""
     h, w = walls.shape
     first = None
-    for leak in FLOOR_LEAKS:
+    for leak in leaks:
         side = max(3, int(leak * min(h, w)) | 1)
         background = cv2.morphologyEx((~walls).astype(np.uint8), cv2.MORPH_OPEN,
                                       cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side)))
