@@ -262,7 +262,8 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     candidate accounts for: a second count, so that a die the colour steps lost (merged with the
     tray's wall, taken for its shadow) sends the photo to `check` instead of being counted short.
     Such a die must lie on the floor or near it (the floor found stops short of the dice that
-    line a wall, and of a die behind one of them) and carry marks (a die has pips or a picture; a coin or a bottle cap has none)."""
+    line a wall, and of a die behind one of them) and carry marks (a die has pips or a picture;
+    a coin or a bottle cap has none)."""
     known = np.array([((x + 0.5) * view.scale - 0.5, (y + 0.5) * view.scale - 0.5) for x, y in
                       (c.center for c in candidates)], np.float32).reshape(-1, 2)
     # the centre head alone first (cheap); on most photos every die it sees is a candidate's
@@ -394,28 +395,26 @@ def find_tray(image_bgr: np.ndarray) -> np.ndarray | None:
     return (hull + 0.5) / view.scale - 0.5
 
 
-def _floor_hull(foreground: np.ndarray, lab: np.ndarray | None = None,
-                enclosed_only: bool = False) -> np.ndarray | None:
+def _floor_hull(foreground: np.ndarray, lab: np.ndarray, enclosed_only: bool = False) -> np.ndarray | None:
     """Convex hull of the tray floor (working pixels): the largest background region that the
     frame does not touch, when it is large (a tray seen whole); else, when the lightness's edges
-    (`lab`: the working copy) close a rim seen only in parts, the solid region they enclose;
+    (`lab`: the working copy's) close a rim seen only in parts, the solid region they enclose;
     else the largest background region (a tray filling the frame, a bare table); None when none
     of these is large."""
     labels, areas, enclosed, side = _enclosed_floor(foreground)
     if enclosed.any():
         return _hull_of(_largest(labels, areas, enclosed), side, foreground)
-    if lab is not None:
-        # a rim barely off the room's colour is foreground only in parts, its edges all round;
-        # a wood grain's edges enclose ragged regions, a tray's floor is solid
-        # (the thin cut alone: the edges leave a rim no wide gaps, and the wide cut is the slow part)
-        walls = foreground | _outlines(lab)
-        outlined = _enclosed_floor(walls, FLOOR_LEAKS[:1])
-        if outlined[2].any():
-            floor = _largest(*outlined[:3])
-            hull = _hull_of(floor, outlined[3], walls)
-            if hull is not None and _outline_solidity(floor) >= OUTLINED_FLOOR_SOLIDITY:
-                # the hull stops short of the dice in its corners (no floor around them)
-                return _grown(hull, foreground.shape, OUTLINED_FLOOR_GROWTH)
+    # a rim barely off the room's colour is foreground only in parts, its edges all round;
+    # a wood grain's edges enclose ragged regions, a tray's floor is solid
+    # (the thin cut alone: the edges leave a rim no wide gaps, and the wide cut is the slow part)
+    walls = foreground | _outlines(lab)
+    outlined = _enclosed_floor(walls, FLOOR_LEAKS[:1])
+    if outlined[2].any():
+        floor = _largest(*outlined[:3])
+        hull = _hull_of(floor, outlined[3], walls)
+        if hull is not None and _outline_solidity(floor) >= OUTLINED_FLOOR_SOLIDITY:
+            # the hull stops short of the dice in its corners (no floor around them)
+            return _grown(hull, foreground.shape, OUTLINED_FLOOR_GROWTH)
     h, w = foreground.shape
     if enclosed_only or areas.max() < 0.12 * h * w:
         return None
