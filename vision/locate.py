@@ -108,6 +108,7 @@ MARK_CONTRAST = 30.0          # least spread (Lab L, sharp detail) of a die's ma
 PIP_HOLE = 0.25               # a hole in a piece of a cluster up to this side (piece sides) is a pip
 FAINT_MARKS = 18.0            # a die-sized square plain blob with this much detail may be a die (faint pips)
 FAINT_SIZE = (0.7, 1.3)       # ...when its side is this many usual sides
+FAINT_ASPECT = 1.35           # ...and it is no longer than this (a dark die's shadow lengthens its blob)
 SMOOTH_DETAIL = 12.0          # a piece of a cluster with less sharp detail (Lab L) than this inside...
 BOARD_HUE = 10.0              # a piece within this Lab a-b distance of the board's colour...
 BOARD_BRIGHTER = 8.0          # ...and no more than this brighter is board (or its shadow)
@@ -1487,11 +1488,12 @@ def _lone_die(blob: _Blob, expected: float, lum: np.ndarray) -> bool:
 
 def _faint_die(blob: _Blob, expected: float, lum: np.ndarray) -> bool:
     """A plain blob that may still be a die: as square, full and big as one, with some sharp
-    detail inside (a glare patch or a shadow has next to none)."""
+    detail inside (a glare patch or a shadow has next to none). A dark die in dim light (dark
+    red pips on black) is such a blob, its shadow making it up to a third longer than wide."""
     fill, aspect, _ = _squareness(blob.mask)
     broad = _detail(blob, lum, 0.25)
     return (FAINT_SIZE[0] <= np.sqrt(blob.area) / expected <= FAINT_SIZE[1] and fill > 0.85
-            and aspect < 1.15 and broad is not None and broad >= FAINT_MARKS)
+            and aspect < FAINT_ASPECT and broad is not None and broad >= FAINT_MARKS)
 
 
 def _plain(blob: _Blob, lum: np.ndarray) -> bool:
