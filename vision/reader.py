@@ -52,6 +52,9 @@ def _die(candidate: Candidate, read: FaceRead | None, view: str, calibration) ->
 
 def _warnings(dice: tuple[Die, ...]) -> tuple[str, ...]:
     """One line per die that keeps the photo from `ok`, after a one-line summary."""
+    if all(OUTSIDE in die.flags for die in dice):
+        return ("no dice found on the tray: check the photo (light, focus, the camera's view) "
+                "and take it again",)
     lines = []
     for die in dice:
         if OUTSIDE in die.flags:

@@ -60,9 +60,11 @@ class Reading:
 
     @property
     def status(self) -> str:
-        """`ok` only when every die on the tray was read with confidence; else `check`."""
+        """`ok` only when every die on the tray was read with confidence; else `check`. A photo
+        with no die found on the tray is `check` too: a reveal always shows dice, so an empty
+        reading means the dice were lost (a dark photo, the camera's view blocked)."""
         on_tray = [d for d in self.dice if OUTSIDE not in d.flags]
-        return "ok" if all(d.counted for d in on_tray) else "check"
+        return "ok" if on_tray and all(d.counted for d in on_tray) else "check"
 
     @property
     def counts(self) -> dict[str, int]:

@@ -56,6 +56,17 @@ def test_seats_come_from_the_calibrated_colours():
         assert die.seat == {"red": "Ana", "blue": "Ben"}[die.colour]
 
 
+def test_a_photo_with_no_die_found_is_not_ok():
+    # a reveal always shows dice: a reading with none (the dice lost in a dark photo, the
+    # camera's view blocked) must not settle a bid as "no dice of any face"
+    image, truth = synth.render_tray(7, 0, scene_seed=100)
+    assert truth == []
+    reading = read_tray(image)
+    assert reading.dice == ()
+    assert reading.status == "check"
+    assert reading.warnings and "no dice found" in reading.warnings[0]
+
+
 def test_black_photo_is_refused():
     with pytest.raises(ImageError):
         read_tray(np.zeros((480, 640, 3), np.uint8))
