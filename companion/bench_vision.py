@@ -20,6 +20,9 @@ Sets (each printed as one row of a Markdown table):
                       the same photos scaled up to 3024 px high and widened with the board's
                       colour to a phone's 4032×3024 frame (JPEG again): the same dice, each
                       about five times larger, as a phone photo of a table shows them
+  <name> test split with sensor grain
+                      the same photos with seeded noise of deviation 3 in each colour channel,
+                      as a small sensor at high ISO (a dim bar) shows them
 
 Scoring. Read dice are matched to truth dice by centre-in-box (the read centre inside the
 truth box; nearest first, one to one). A truth die is read right when it is counted with the
@@ -40,6 +43,7 @@ import platform
 import statistics
 import sys
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +52,7 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data"
 SETS = ("plain", "hard", "crowded", "pictures", "calibrated", "real", "speed")
 SPEED_DICE = (6, 15, 30)
+GRAIN = 3.0          # noise deviation (per colour channel) of the real test photos "with sensor grain"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -406,6 +411,17 @@ def _phone_sized(source, image, truth, view):
     return {**source, "phone_framed": True}, big, moved, view
 
 
+def _grainy(source, image, truth, view):
+    """One real item with a high-ISO sensor's grain (`vision.synth.with_grain`), seeded by its
+    file name so that every run sees the same noise."""
+    from vision.synth import with_grain
+
+    if isinstance(image, Exception):
+        return source, image, truth, view
+    seed = zlib.crc32(Path(source["image"]).name.encode())
+    return {**source, "grain": GRAIN}, with_grain(image, GRAIN, seed), truth, view
+
+
 def _speed(seed, photos):
     from vision import synth
     from vision.reader import read_tray
@@ -455,6 +471,8 @@ def run(args: argparse.Namespace) -> int:
                 if name.endswith("test split"):
                     items = (_phone_sized(*item) for item in _real_items(photo_rows))
                     rows.append(_evaluate(f"{name} at phone size", items, failures, progress).row())
+                    items = (_grainy(*item) for item in _real_items(photo_rows))
+                    rows.append(_evaluate(f"{name} with sensor grain", items, failures, progress).row())
         if "speed" in parts:
             speed = _speed(args.seed, 5 if args.quick else 15)
     finally:

@@ -309,6 +309,13 @@ def phone_framed(image: np.ndarray, size: tuple[int, int] = PHONE, quality: int 
     return cv2.imdecode(cv2.imencode(".jpg", big, [cv2.IMWRITE_JPEG_QUALITY, quality])[1], cv2.IMREAD_COLOR), scale, pad
 
 
+def with_grain(image: np.ndarray, deviation: float, seed: int) -> np.ndarray:
+    """A (real) photo as a small sensor at high ISO shows it: Gaussian noise of `deviation`
+    (grey levels), drawn independently for every pixel and colour channel, seeded."""
+    noise = np.random.default_rng(seed).normal(0.0, deviation, image.shape)
+    return np.clip(image + noise, 0, 255).astype(np.uint8)
+
+
 # ---------------------------------------------------------------------------------------------
 # scene
 

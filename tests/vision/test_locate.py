@@ -758,16 +758,10 @@ def test_a_dark_die_in_dim_light_is_flagged_not_left_out(byler_truth, name, die_
     assert reading.status == "check"
 
 
-def with_grain(image: np.ndarray, deviation: float, seed: int) -> np.ndarray:
-    """A photo as a small sensor at high ISO shows it: the same, with noise of `deviation`."""
-    noise = np.random.default_rng(seed).normal(0.0, deviation, image.shape)
-    return np.clip(image + noise, 0, 255).astype(np.uint8)
-
-
 def test_sensor_noise_is_measured_and_a_clean_photo_has_little():
     # grain of deviation 3 in each colour channel, independent: 2.0 in the grey (0.67 times)
     flat = np.full((480, 640, 3), 128, np.uint8)
-    assert 1.8 < locate._noise(with_grain(flat, 3.0, seed=0)) < 2.2
+    assert 1.8 < locate._noise(synth.with_grain(flat, 3.0, seed=0)) < 2.2
     image, _ = synth.render_tray(20240001, 12, hard=True)
     assert locate._noise(image) <= locate.NOISY
 
@@ -779,7 +773,7 @@ def test_a_grainy_real_photo_reads_as_the_clean_one(byler_truth, name):
     # were left to the detector's second count, flagged `unreadable`, the photo `check`
     row = next(r for r in byler_truth if r["image"].endswith(name))
     assert row["split"] == "train"
-    reading = read_tray(with_grain(cv2.imread(row["path"]), 3.0, seed=0))
+    reading = read_tray(synth.with_grain(cv2.imread(row["path"]), 3.0, seed=0))
     assert reading.status == "ok"
     for die in row["dice"]:
         (hit,) = in_box(die["bbox"], reading.dice)
