@@ -514,8 +514,10 @@ def _noise(image: np.ndarray) -> float:
     """The sensor noise's standard deviation (grey levels) in a BGR photo: the median response
     of a kernel blind to smooth light (Immerkaer's, made robust to edges by the median); its
     response to noise of deviation s has deviation 6 s, whose median absolute value is 4.05 s."""
-    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    return float(_median(np.abs(cv2.filter2D(grey, -1, _NOISE_KERNEL)[1:-1, 1:-1]))) / 4.047
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    response = cv2.filter2D(grey, cv2.CV_16S, _NOISE_KERNEL)[1:-1:2, 1:-1:2]   # every 4th: plenty
+    counts = np.bincount(np.abs(response).ravel())   # whole numbers: a median by counting is quick
+    return float(np.searchsorted(np.cumsum(counts), (response.size + 1) / 2)) / 4.047
 
 
 def _denoised(image: np.ndarray, lab: np.ndarray) -> np.ndarray:
