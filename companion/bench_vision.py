@@ -23,6 +23,10 @@ Sets (each printed as one row of a Markdown table):
   <name> test split with sensor grain
                       the same photos with seeded noise of deviation 3 in each colour channel,
                       as a small sensor at high ISO (a dim bar) shows them
+  <name> test split spoiled: ...   (set `spoiled`)
+                      the same photos as other cameras and rooms spoil them: blurred (out of
+                      focus, 1.6 px), JPEG quality 50, dark and grainy (a dim room at a fixed
+                      exposure), under warm light (a tungsten bulb, white balance left as is)
 
 Scoring. Read dice are matched to truth dice by centre-in-box (the read centre inside the
 truth box; nearest first, one to one). A truth die is read right when it is counted with the
@@ -50,7 +54,7 @@ from pathlib import Path
 HELP = "dice reader: accuracy on synthetic and real photo sets, and speed"
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data"
-SETS = ("plain", "hard", "crowded", "pictures", "calibrated", "real", "speed")
+SETS = ("plain", "hard", "crowded", "pictures", "calibrated", "real", "spoiled", "speed")
 SPEED_DICE = (6, 15, 30)
 GRAIN = 3.0          # noise deviation (per colour channel) of the real test photos "with sensor grain"
 
@@ -422,6 +426,17 @@ def _grainy(source, image, truth, view):
     return {**source, "grain": GRAIN}, with_grain(image, GRAIN, seed), truth, view
 
 
+def _spoiled(how, source, image, truth, view):
+    """One real item as another camera or room spoils it (`vision.synth.SPOILS`), seeded by its
+    file name so that every run sees the same noise."""
+    from vision.synth import SPOILS
+
+    if isinstance(image, Exception):
+        return source, image, truth, view
+    seed = zlib.crc32(Path(source["image"]).name.encode())
+    return {**source, "spoiled": how}, SPOILS[how](image, seed), truth, view
+
+
 def _speed(seed, photos):
     from vision import synth
     from vision.reader import read_tray
@@ -473,6 +488,13 @@ def run(args: argparse.Namespace) -> int:
                     rows.append(_evaluate(f"{name} at phone size", items, failures, progress).row())
                     items = (_grainy(*item) for item in _real_items(photo_rows))
                     rows.append(_evaluate(f"{name} with sensor grain", items, failures, progress).row())
+        if "spoiled" in parts:
+            from vision.synth import SPOILS
+
+            for name, photo_rows in real_sets(args.data, quick=True):   # the test splits
+                for how in SPOILS:
+                    items = (_spoiled(how, *item) for item in _real_items(photo_rows))
+                    rows.append(_evaluate(f"{name} spoiled: {how}", items, failures, progress).row())
         if "speed" in parts:
             speed = _speed(args.seed, 5 if args.quick else 15)
     finally:

@@ -306,7 +306,7 @@ def phone_framed(image: np.ndarray, size: tuple[int, int] = PHONE, quality: int 
     board = [int(v) for v in np.median(image[:, :8].reshape(-1, 3), axis=0)]
     pad = max(0, width - big.shape[1]) // 2
     big = cv2.copyMakeBorder(big, 0, 0, pad, pad, cv2.BORDER_CONSTANT, value=board)
-    return cv2.imdecode(cv2.imencode(".jpg", big, [cv2.IMWRITE_JPEG_QUALITY, quality])[1], cv2.IMREAD_COLOR), scale, pad
+    return _jpeg(big, quality), scale, pad
 
 
 def with_grain(image: np.ndarray, deviation: float, seed: int) -> np.ndarray:
@@ -314,6 +314,28 @@ def with_grain(image: np.ndarray, deviation: float, seed: int) -> np.ndarray:
     (grey levels), drawn independently for every pixel and colour channel, seeded."""
     noise = np.random.default_rng(seed).normal(0.0, deviation, image.shape)
     return np.clip(image + noise, 0, 255).astype(np.uint8)
+
+
+def _dark_and_grainy(image: np.ndarray, seed: int) -> np.ndarray:
+    """A dim room at a fixed exposure: about half as bright, the shadows most, with the grain
+    of a sensor pushed that far."""
+    darker = ((image / 255.0) ** 1.6 * 0.55 * 255.0).astype(np.uint8)
+    return with_grain(darker, 6.0, seed)
+
+
+def _jpeg(image: np.ndarray, quality: int) -> np.ndarray:
+    """The image JPEG-encoded at `quality` and decoded again."""
+    return cv2.imdecode(cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])[1], cv2.IMREAD_COLOR)
+
+
+# (real) photos as other cameras and rooms spoil them: name -> f(image, seed) -> image
+SPOILS = {
+    "blurred": lambda image, seed: cv2.GaussianBlur(image, (0, 0), 1.6),   # out of focus
+    "JPEG 50": lambda image, seed: _jpeg(image, 50),                       # sent on by a messenger
+    "dark and grainy": _dark_and_grainy,
+    # a tungsten bulb, the white balance left as it is (BGR gains)
+    "warm light": lambda image, seed: np.clip(image * np.float32([0.8, 0.95, 1.05]), 0, 255).astype(np.uint8),
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1121,6 +1143,5 @@ def _camera(canvas, scene, rng, *, jpeg, blur, noise):
     if jpeg is None:
         jpeg = int(rng.integers(45, 90)) if scene.hard else int(rng.integers(80, 96))
     if jpeg:
-        ok, buf = cv2.imencode(".jpg", canvas, [cv2.IMWRITE_JPEG_QUALITY, int(jpeg)])
-        canvas = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        canvas = _jpeg(canvas, int(jpeg))
     return canvas

@@ -158,6 +158,23 @@ def test_phone_sized_photo_has_bigger_dice():
     assert all(85 <= d["size"] <= 160 for d in truth)
 
 
+@pytest.mark.parametrize("how", list(synth.SPOILS))
+def test_spoiled_photos_keep_their_frame_and_change_as_told(easy_tray, how):
+    image, _ = easy_tray
+    spoiled = synth.SPOILS[how](image, 7)
+    assert spoiled.shape == image.shape and spoiled.dtype == np.uint8
+    assert np.array_equal(spoiled, synth.SPOILS[how](image, 7))   # seeded: the same every run
+    assert np.abs(spoiled.astype(int) - image).mean() > 0.1
+
+
+def test_dark_and_grainy_is_darker_and_noisier():
+    image, _ = synth.render_tray(3, 6)
+    dark = synth.SPOILS["dark and grainy"](image, 0)
+    assert dark.mean() < 0.6 * image.mean()
+    grain = lambda im: np.abs(cv2.Laplacian(cv2.cvtColor(im, cv2.COLOR_BGR2GRAY), cv2.CV_32F)).mean()  # noqa: E731
+    assert grain(dark) > 2 * grain(image)
+
+
 def test_reveal_puts_each_seat_in_its_colour_and_zone():
     dice = {"ana": [1, 2, 3, 4, 5], "ben": [6, 6], "cyd": [2, 2, 2, 2]}
     colours = {"ana": "red", "ben": "blue", "cyd": "yellow"}
