@@ -26,6 +26,15 @@ def in_box(box, candidates):
     return [c for c in candidates if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h]
 
 
+def train_die(byler_truth, name, point):
+    """A byler-d6 train photo's truth row, and its truth die whose box holds `point` (x, y)."""
+    row = next(r for r in byler_truth if r["image"].endswith(name))
+    assert row["split"] == "train"
+    die = next(d for d in row["dice"] if d["bbox"][0] <= point[0] <= d["bbox"][0] + d["bbox"][2]
+               and d["bbox"][1] <= point[1] <= d["bbox"][1] + d["bbox"][3])
+    return row, die
+
+
 def assert_each_die_found_once(row, found):
     """Every die of a real photo's truth row has exactly one candidate in its box."""
     for die in row["dice"]:
@@ -724,20 +733,9 @@ def test_a_die_the_colour_steps_lose_at_the_wall_is_flagged_not_left_out():
 ])
 def test_a_real_die_the_colour_steps_lose_is_flagged_not_left_out(byler_truth, name, die_at):
     # byler train: the locator gave these dice no candidate at all
-    row = next(r for r in byler_truth if r["image"].endswith(name))
-    assert row["split"] == "train"
-    box = next(d["bbox"] for d in row["dice"]
-               if d["bbox"][0] <= die_at[0] <= d["bbox"][0] + d["bbox"][2]
-               and d["bbox"][1] <= die_at[1] <= d["bbox"][1] + d["bbox"][3])
-    (hit,) = in_box(box, find_dice(cv2.imread(row["path"])))
+    row, die = train_die(byler_truth, name, die_at)
+    (hit,) = in_box(die["bbox"], find_dice(cv2.imread(row["path"])))
     assert UNREADABLE in hit.flags
-
-
-def dim_bar_light(image: np.ndarray, seed: int) -> np.ndarray:
-    """A photo as a dim bar shows it: darker (most in the shadows), with the sensor's noise."""
-    darker = (image / 255.0) ** 1.6 * 0.55 * 255.0
-    noise = np.random.default_rng(seed).normal(0.0, 6.0, image.shape)
-    return np.clip(darker + noise, 0, 255).astype(np.uint8)
 
 
 @pytest.mark.parametrize("name,die_at", [
@@ -748,14 +746,9 @@ def test_a_dark_die_in_dim_light_is_flagged_not_left_out(byler_truth, name, die_
     # byler train, darkened: a black die's dark red pips fade into its face, and its shadow
     # lengthens its blob; the locator dropped it as a plain patch and the photo read `ok` one
     # die short. It is a die-sized square with faint detail: reported, flagged, `check`
-    row = next(r for r in byler_truth if r["image"].endswith(name))
-    assert row["split"] == "train"
-    box = next(d["bbox"] for d in row["dice"]
-               if d["bbox"][0] <= die_at[0] <= d["bbox"][0] + d["bbox"][2]
-               and d["bbox"][1] <= die_at[1] <= d["bbox"][1] + d["bbox"][3])
-    image = dim_bar_light(cv2.imread(row["path"]), seed=0)
-    reading = read_tray(image)
-    (hit,) = in_box(box, reading.dice)
+    row, die = train_die(byler_truth, name, die_at)
+    reading = read_tray(synth.SPOILS["dark and grainy"](cv2.imread(row["path"]), 0))
+    (hit,) = in_box(die["bbox"], reading.dice)
     assert UNREADABLE in hit.flags
     assert reading.status == "check"
 
