@@ -415,26 +415,13 @@ def _phone_sized(source, image, truth, view):
     return {**source, "phone_framed": True}, big, moved, view
 
 
-def _grainy(source, image, truth, view):
-    """One real item with a high-ISO sensor's grain (`vision.synth.with_grain`), seeded by its
-    file name so that every run sees the same noise."""
-    from vision.synth import with_grain
-
+def _spoiled(how, spoil, source, image, truth, view):
+    """One real item spoiled by `spoil(image, seed)` (`vision.synth.with_grain`, `SPOILS`),
+    seeded by its file name so that every run sees the same noise."""
     if isinstance(image, Exception):
         return source, image, truth, view
     seed = zlib.crc32(Path(source["image"]).name.encode())
-    return {**source, "grain": GRAIN}, with_grain(image, GRAIN, seed), truth, view
-
-
-def _spoiled(how, source, image, truth, view):
-    """One real item as another camera or room spoils it (`vision.synth.SPOILS`), seeded by its
-    file name so that every run sees the same noise."""
-    from vision.synth import SPOILS
-
-    if isinstance(image, Exception):
-        return source, image, truth, view
-    seed = zlib.crc32(Path(source["image"]).name.encode())
-    return {**source, "spoiled": how}, SPOILS[how](image, seed), truth, view
+    return {**source, "spoiled": how}, spoil(image, seed), truth, view
 
 
 def _speed(seed, photos):
@@ -460,6 +447,8 @@ def _speed(seed, photos):
 
 
 def run(args: argparse.Namespace) -> int:
+    from vision.synth import SPOILS, with_grain
+
     parts = set(args.only or SETS)
     n_dice = args.dice or (300 if args.quick else 2000)
     failures = _Failures(args.failures)
@@ -486,14 +475,13 @@ def run(args: argparse.Namespace) -> int:
                 if name.endswith("test split"):
                     items = (_phone_sized(*item) for item in _real_items(photo_rows))
                     rows.append(_evaluate(f"{name} at phone size", items, failures, progress).row())
-                    items = (_grainy(*item) for item in _real_items(photo_rows))
+                    grain = lambda image, seed: with_grain(image, GRAIN, seed)   # noqa: E731
+                    items = (_spoiled("sensor grain", grain, *item) for item in _real_items(photo_rows))
                     rows.append(_evaluate(f"{name} with sensor grain", items, failures, progress).row())
         if "spoiled" in parts:
-            from vision.synth import SPOILS
-
             for name, photo_rows in real_sets(args.data, quick=True):   # the test splits
-                for how in SPOILS:
-                    items = (_spoiled(how, *item) for item in _real_items(photo_rows))
+                for how, spoil in SPOILS.items():
+                    items = (_spoiled(how, spoil, *item) for item in _real_items(photo_rows))
                     rows.append(_evaluate(f"{name} spoiled: {how}", items, failures, progress).row())
         if "speed" in parts:
             speed = _speed(args.seed, 5 if args.quick else 15)
