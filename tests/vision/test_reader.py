@@ -67,6 +67,23 @@ def test_a_photo_with_no_die_found_is_not_ok():
     assert reading.warnings and "no dice found" in reading.warnings[0]
 
 
+@needs_face_model
+def test_a_die_too_small_in_the_photo_is_flagged_not_guessed(byler_dir):
+    # byler train IMG_20191209_095641 shrunk to 0.45 times (288 px square, dice about 15 px
+    # across): a white 2 whose second pip is a pixel was read as an ace, the photo `ok`
+    image = cv2.imread(str(byler_dir / "images" / "IMG_20191209_095641.jpg"))
+    tiny = cv2.resize(image, None, fx=0.45, fy=0.45, interpolation=cv2.INTER_AREA)
+    reading = read_tray(tiny)
+    two = min(reading.dice, key=lambda d: np.hypot(d.center[0] - 190, d.center[1] - 166))
+    assert two.face is None and two.flags == ("unreadable",)
+    assert reading.status == "check"
+    x, y = two.center
+    assert any(f"({x:.0f},{y:.0f}) is too small in the photo" in w for w in reading.warnings)
+    # the same die in the photo as taken is read
+    as_taken = read_tray(image)
+    assert min(as_taken.dice, key=lambda d: np.hypot(d.center[0] - 190 / 0.45, d.center[1] - 166 / 0.45)).face == 2
+
+
 def test_black_photo_is_refused():
     with pytest.raises(ImageError):
         read_tray(np.zeros((480, 640, 3), np.uint8))
