@@ -53,3 +53,16 @@ def byler_truth(byler_dir) -> list[dict]:
         row["split"] = split.get(Path(row["image"]).name)
         rows.append(row)
     return rows
+
+
+@pytest.fixture(scope="session")
+def train_die(byler_truth):
+    """`train_die(name, (x, y))`: a byler-d6 train photo's truth row, and its truth die whose
+    box holds the point."""
+    def find(name: str, point) -> tuple[dict, dict]:
+        row = next(r for r in byler_truth if r["image"].endswith(name))
+        assert row["split"] == "train"
+        die = next(d for d in row["dice"] if d["bbox"][0] <= point[0] <= d["bbox"][0] + d["bbox"][2]
+                   and d["bbox"][1] <= point[1] <= d["bbox"][1] + d["bbox"][3])
+        return row, die
+    return find

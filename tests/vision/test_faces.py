@@ -7,7 +7,8 @@ import pytest
 
 from vision import faces, locate, synth
 from vision.calibration import Calibration
-from vision.types import Candidate
+from vision.reader import read_tray
+from vision.types import UNREADABLE, Candidate
 
 
 def candidate(corners) -> Candidate:
@@ -452,9 +453,6 @@ def test_a_die_the_locator_already_flagged_unreadable_carries_the_flag_once():
     """Hard synthetic phone-sized tray (the bench's seed 20240079): the locator flags a faint
     square `unreadable` and the face reader cannot read it either; the die says so once, so the
     table's warning and the JSON flags name it once."""
-    from vision.reader import read_tray
-    from vision.types import UNREADABLE
-
     image, _ = synth.render_tray(20240079, 12, view="above", hard=True, size=(4032, 3024))
     reading = read_tray(image)
     flagged = [d for d in reading.dice if UNREADABLE in d.flags]
@@ -514,15 +512,10 @@ def test_wider_cut_is_not_used_beside_a_touching_die():
     # blurred (as an unfocused camera sees it): a white 4 with a side's pips in view, read 6
     ("IMG_20191208_112205.jpg", (78, 160), 4, lambda im: cv2.GaussianBlur(im, (0, 0), 1.6)),
 ])
-def test_a_middle_pip_seen_rules_out_an_even_face(byler_truth, name, die_at, face, spoil):
+def test_a_middle_pip_seen_rules_out_an_even_face(train_die, name, die_at, face, spoil):
     """Byler train photos, spoiled: 2, 4 and 6 have no middle pip, and a pip that fades cannot
     make one, so the counter's nearly clean odd count vetoes an even read."""
-    from vision.reader import read_tray
-
-    row = next(r for r in byler_truth if r["image"].endswith(name))
-    assert row["split"] == "train"
-    truth = next(d for d in row["dice"] if d["bbox"][0] <= die_at[0] <= d["bbox"][0] + d["bbox"][2]
-                 and d["bbox"][1] <= die_at[1] <= d["bbox"][1] + d["bbox"][3])
+    row, truth = train_die(name, die_at)
     assert truth["face"] == face
     reading = read_tray(spoil(cv2.imread(row["path"])))
     x, y, w, h = truth["bbox"]

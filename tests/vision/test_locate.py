@@ -26,15 +26,6 @@ def in_box(box, candidates):
     return [c for c in candidates if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h]
 
 
-def train_die(byler_truth, name, point):
-    """A byler-d6 train photo's truth row, and its truth die whose box holds `point` (x, y)."""
-    row = next(r for r in byler_truth if r["image"].endswith(name))
-    assert row["split"] == "train"
-    die = next(d for d in row["dice"] if d["bbox"][0] <= point[0] <= d["bbox"][0] + d["bbox"][2]
-               and d["bbox"][1] <= point[1] <= d["bbox"][1] + d["bbox"][3])
-    return row, die
-
-
 def assert_each_die_found_once(row, found):
     """Every die of a real photo's truth row has exactly one candidate in its box."""
     for die in row["dice"]:
@@ -731,9 +722,9 @@ def test_a_die_the_colour_steps_lose_at_the_wall_is_flagged_not_left_out():
     ("IMG_20191208_111628.jpg", (534, 156)),   # a blue one behind a die against it (1.2 sides off the floor found)
     ("IMG_20191208_111932.jpg", (421, 381)),   # a white ace on the white board beside a die
 ])
-def test_a_real_die_the_colour_steps_lose_is_flagged_not_left_out(byler_truth, name, die_at):
+def test_a_real_die_the_colour_steps_lose_is_flagged_not_left_out(train_die, name, die_at):
     # byler train: the locator gave these dice no candidate at all
-    row, die = train_die(byler_truth, name, die_at)
+    row, die = train_die(name, die_at)
     (hit,) = in_box(die["bbox"], find_dice(cv2.imread(row["path"])))
     assert UNREADABLE in hit.flags
 
@@ -742,11 +733,11 @@ def test_a_real_die_the_colour_steps_lose_is_flagged_not_left_out(byler_truth, n
     ("IMG_20191208_112510.jpg", (501, 206)),
     ("IMG_20191209_100348.jpg", (191, 491)),
 ])
-def test_a_dark_die_in_dim_light_is_flagged_not_left_out(byler_truth, name, die_at):
+def test_a_dark_die_in_dim_light_is_flagged_not_left_out(train_die, name, die_at):
     # byler train, darkened: a black die's dark red pips fade into its face, and its shadow
     # lengthens its blob; the locator dropped it as a plain patch and the photo read `ok` one
     # die short. It is a die-sized square with faint detail: reported, flagged, `check`
-    row, die = train_die(byler_truth, name, die_at)
+    row, die = train_die(name, die_at)
     reading = read_tray(synth.SPOILS["dark and grainy"](cv2.imread(row["path"]), 0))
     (hit,) = in_box(die["bbox"], reading.dice)
     assert UNREADABLE in hit.flags
