@@ -27,6 +27,7 @@ Sets (each printed as one row of a Markdown table):
                       the same photos as other cameras and rooms spoil them: blurred (out of
                       focus, 1.6 px), JPEG quality 50, dark and grainy (a dim room at a fixed
                       exposure), under warm light (a tungsten bulb, white balance left as is)
+                      and under cool light (a cold LED strip)
 
 Scoring. Read dice are matched to truth dice by centre-in-box (the read centre inside the
 truth box; nearest first, one to one). A truth die is read right when it is counted with the

@@ -131,6 +131,7 @@ SHADOW_SHARE = 0.5            # ...or darker than this share of a dark board's l
 UNDER_AREA = 0.10             # a patch of another colour beside the top face this big (die areas): a die under it
 UNDER_STACKED_SCORE = 0.6     # ...where the net sees a die on another (stacked score), a patch not plain shadow...
 BARE_UNDER_AREA = 0.13        # ...this big counts, even of the board's hue
+MIX_TOLERANCE = 6.0           # Lab distance within which a pixel mixes a die's top and the board
 
 # cutting clusters
 SPLIT_ASPECT = 1.45           # longest a die cut out of a cluster may be (the cut is rough)
@@ -956,9 +957,9 @@ def _patch_underneath(blob: _Blob, lab: np.ndarray, expected: float, least: floa
     """Working pixels of a die-shaped blob's patch, beside its top face, of plastic of
     another colour: a die resting almost squarely on another (the pair's outline is then about
     one die's) shows the lower die's edge around it. A die's own sides are its top's hue, only
-    darker, and its shadow is the board's hue, so neither counts (with `shadows` False, only a
-    plain shadow is excused: darker than the board by a shadow's step at most, and no more
-    vivid); a white or black die under a coloured one counts when it is grey and far brighter
+    darker, and its shadow is the board's hue, so neither counts, nor a pixel that mixes the top
+    and the board where the die's edge blurs (with `shadows` False, only a plain shadow is
+    excused: darker than the board by a shadow's step at most, and no more vivid); a white or black die under a coloured one counts when it is grey and far brighter
     or darker than the board. 0 when no more than `least` pixels lie beside the top face at all
     (most dice): the caller's threshold, so the colours need not be measured."""
     top = _top_region(blob, lab)
@@ -1025,8 +1026,26 @@ def _patch_underneath(blob: _Blob, lab: np.ndarray, expected: float, least: floa
             cosine = (a * board_a + b * board_b) / np.maximum(chroma * board_chroma, 1e-6)
             shade &= (cosine > np.cos(np.radians(UNDER_HUE))) & (chroma > 0.3 * board_chroma)
         other &= ~shade
+    if shadows and ring.any() and on_top.any():
+        # where the die's edge blurs into the board a pixel mixes the two colours: on a tinted
+        # board, or under a coloured light, that mix has neither's hue (but it is no darker nor
+        # brighter than both: a grey die under a die of the board's opposite hue is no mix).
+        # Without `shadows` a lower die of about the board's hue is looked for: no excuse there
+        lum = crop[..., 0]
+        top_colour = (float(_median(lum[on_top])), *map(float, top_ab_medians))
+        board_colour = (board_lum(), float(_median(a[ring])), float(_median(b[ring])))
+        other &= _off_the_mix((lum, a, b), top_colour, board_colour) > MIX_TOLERANCE
     # no opening: the lower die's edge may show only a few working pixels wide
     return int((rest & other).sum())
+
+
+def _off_the_mix(pixels: tuple[np.ndarray, ...], one: tuple[float, ...], two: tuple[float, ...]) -> np.ndarray:
+    """Each pixel's Lab distance from the colours that mix `one` and `two` (the segment between
+    them); `pixels` are the L, a and b planes."""
+    step = np.subtract(two, one)
+    offsets = [plane - start for plane, start in zip(pixels, one)]
+    along = np.clip(sum(o * d for o, d in zip(offsets, step)) / max(float(step @ step), 1e-6), 0.0, 1.0)
+    return np.sqrt(sum((o - along * d) ** 2 for o, d in zip(offsets, step)))
 
 
 def _top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:

@@ -335,6 +335,8 @@ SPOILS = {
     "dark and grainy": _dark_and_grainy,
     # a tungsten bulb, the white balance left as it is (BGR gains)
     "warm light": lambda image, seed: np.clip(image * np.float32([0.8, 0.95, 1.05]), 0, 255).astype(np.uint8),
+    # a cold LED strip over a bar table
+    "cool light": lambda image, seed: np.clip(image * np.float32([1.15, 1.0, 0.8]), 0, 255).astype(np.uint8),
 }
 
 

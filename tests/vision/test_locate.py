@@ -292,6 +292,17 @@ def test_a_lone_die_beside_its_shadow_on_a_faintly_tinted_board_is_not_flagged_s
     assert hit.flags == ()
 
 
+@pytest.mark.parametrize("die_at", [(222, 252), (297, 410)])
+def test_a_die_under_a_coloured_light_is_not_taken_for_one_on_another(train_die, die_at):
+    # byler train under a cold light (the bench's "cool light" spoil): the white board turns
+    # blue, and where a green die's edge blurs into it the pixels mix the two colours, a hue
+    # 30-60 degrees off both. They passed for another die's plastic under it: flagged stacked
+    row, die = train_die("IMG_20191209_095348.jpg", die_at)
+    reading = read_tray(synth.SPOILS["cool light"](cv2.imread(row["path"]), 0))
+    (hit,) = in_box(die["bbox"], reading.dice)
+    assert hit.flags == () and hit.face == die["face"]
+
+
 def test_a_white_die_under_a_coloured_one_on_a_faintly_tinted_board_stays_flagged():
     # the white die's edge beside a blue top face takes the board's faint tint, as a shadow does,
     # but is brighter than the board: still a die under it, so the pair is flagged
