@@ -112,6 +112,8 @@ PIP_HOLE = 0.25               # a hole in a piece of a cluster up to this side (
 FAINT_MARKS = 18.0            # a die-sized square plain blob with this much detail may be a die (faint pips)
 FAINT_SIZE = (0.7, 1.3)       # ...when its side is this many usual sides
 FAINT_ASPECT = 1.35           # ...and it is no longer than this (a dark die's shadow lengthens its blob)
+FAINT_ROW = 3.5               # ...or, as thick as one, up to this many die areas (dark dice touching)...
+FAINT_ROW_FILL = 0.6          # ...filling this share of its rectangle
 SMOOTH_DETAIL = 12.0          # a piece of a cluster with less sharp detail (Lab L) than this inside...
 BOARD_HUE = 10.0              # a piece within this Lab a-b distance of the board's colour...
 BOARD_BRIGHTER = 8.0          # ...and no more than this brighter is board (or its shadow)
@@ -730,8 +732,9 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
     if area_ratio < SPECK_AREA or width < 0.5 * expected or _thickness(blob.mask) < 0.3 * expected:
         return  # far too small or thin for a die: a speck, a line, the tray's rim
     if _plain(blob, lum):
-        if _faint_die(blob, expected, lum):
+        if _faint_die(blob, expected, lum) or _faint_dice(blob, expected, lab):
             # a die-sized square with faint marks: a dark die's dim pips seen from below, maybe
+            # (or a few such dice touching, too dim to cut apart)
             yield (blob.mask, blob.x0, blob.y0), (UNREADABLE,)
         return  # a plain patch (glare, a shadow's edge, a button, a coin): every die face carries marks
     # a straight even band: a tray's rim, a ruler, a pencil (dice in a row leave notches), or
@@ -1553,6 +1556,17 @@ def _faint_die(blob: _Blob, expected: float, lum: np.ndarray) -> bool:
     broad = _detail(blob, lum, 0.25)
     return (FAINT_SIZE[0] <= np.sqrt(blob.area) / expected <= FAINT_SIZE[1] and fill > 0.85
             and aspect < FAINT_ASPECT and broad is not None and broad >= FAINT_MARKS)
+
+
+def _faint_dice(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
+    """A plain blob that may be dark dice touching in dim light: as thick as a die, no bigger
+    than FAINT_ROW dice, fairly full, with some sharp detail inside, and a die there for the
+    detector (a piece of a tray's shaded wall has such detail too)."""
+    fill, _, _ = _squareness(blob.mask)
+    broad = _detail(blob, lab[..., 0], 0.25)
+    return (FAINT_SIZE[0] * expected <= _thickness(blob.mask) and blob.area <= FAINT_ROW * expected * expected
+            and fill > FAINT_ROW_FILL and broad is not None and broad >= FAINT_MARKS
+            and len(_blob_detections(blob, expected, lab).scores) > 0)
 
 
 def _plain(blob: _Blob, lum: np.ndarray) -> bool:
