@@ -72,6 +72,9 @@ from vision.detect import EDGE_SCORE, STACKED_SCORE, Detections, detect_dice, di
 from vision.types import CUT, EDGE, OUTSIDE, STACKED, UNREADABLE, Candidate, ImageError
 
 WORK_LONG_SIDE = 640          # pixels on the working copy's long side
+SMALL_DIE_SIDE = 14.0         # dice smaller than this (working pixels) are looked at again on a finer copy...
+FINER_DIE_SIDE = 24.0         # ...where they are about this big...
+FINEST_LONG_SIDE = 1920       # ...its long side at most this
 MIN_DIE_FRACTION = 0.012      # smallest die side accepted, as a fraction of the photo's short side
 MAX_DIE_FRACTION = 0.30       # largest die side accepted
 FLOOR_LEAKS = (0.03, 0.07)    # widths of gaps in a tray's rim closed to find its floor (short sides)
@@ -251,8 +254,19 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
 
 def _survey(image: np.ndarray, calibration=None):
     """The working copy, the tray's floor (uint8 mask, or None), the foreground on it, and the
-    usual die's side (working pixels): what every later step measures against."""
+    usual die's side (working pixels): what every later step measures against. Dice small in a
+    big photo (a phone held high over the table) are looked at again on a finer working copy,
+    where they are about as big as the usual working copy shows dice on a tray."""
     view = _WorkingCopy(image)
+    tray_mask, on_tray, expected = _floor_and_dice(view, calibration)
+    if expected < SMALL_DIE_SIDE and view.scale < 1.0:
+        view = _WorkingCopy(image, min(WORK_LONG_SIDE * FINER_DIE_SIDE / expected, FINEST_LONG_SIDE))
+        tray_mask, on_tray, expected = _floor_and_dice(view, calibration)
+    return view, tray_mask, on_tray, expected
+
+
+def _floor_and_dice(view: _WorkingCopy, calibration) -> tuple[np.ndarray | None, np.ndarray, float]:
+    """`_survey` on one working copy: the tray's floor, the foreground on it, the usual die's side."""
     tray = _tray_polygon(calibration, view.scale)
     if tray is None:
         tray = _floor_hull(view.foreground, view.lab)
@@ -264,7 +278,7 @@ def _survey(image: np.ndarray, calibration=None):
         on_tray &= tray_mask.astype(bool)
     blobs = _blobs(on_tray, view.min_side, view.max_side)
     expected = _expected_side(blobs, calibration, view.scale, view.min_side, view.lab[..., 0])
-    return view, tray_mask, on_tray, expected
+    return tray_mask, on_tray, expected
 
 
 def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidates: list[Candidate],
@@ -504,8 +518,8 @@ class _WorkingCopy:
     outline of a die found by its pips) use it. The tests for a die's marks keep `lab`, since
     smoothing fades faint pips too, and a die dropped as unmarked is a die miscounted."""
 
-    def __init__(self, image: np.ndarray):
-        self.scale = min(1.0, WORK_LONG_SIDE / max(image.shape[:2]))
+    def __init__(self, image: np.ndarray, long_side: float = WORK_LONG_SIDE):
+        self.scale = min(1.0, long_side / max(image.shape[:2]))
         self.small = image if self.scale == 1.0 else _shrink(image, self.scale)
         self.lab = cv2.cvtColor(self.small, cv2.COLOR_BGR2LAB)
         self.denoised = _denoised(self.small, self.lab)
