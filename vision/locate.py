@@ -96,6 +96,7 @@ FLAT_EDGE_SCORE = 0.08        # most on-edge and stacked score (the net's) of a 
 SIDES_EDGE_SCORE = 0.15       # ...of one stretched no more than a lens shows a flat die's sides: most on-edge score
 SIDES_STACKED_SCORE = 0.5     # ...and most stacked score
 SURE_EDGE_SCORE = 0.65        # least on-edge score (the net's) of a die-shaped lone die that is on its edge
+NOT_FLAT_SCORE = 1.0          # ...or on-edge and stacked scores together, its top face not square
 LONE_DIE_AREA = 1.25          # a convex blob smaller than this is one die, however long
 SPECK_AREA = 0.25             # a blob smaller than this is a speck, never a die by itself
 ROW_WIDTH = (0.75, 1.6)       # a band this wide (usual die sides) with marks may be dice in a row
@@ -840,10 +841,14 @@ def _detector_sees_flat_dice(blob: _Blob, expected: float, lab: np.ndarray) -> b
 def _detector_sees_on_edge(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
     """True when the net sees a die on its edge in a die-shaped lone blob: sure of it (on-edge
     >= SURE_EDGE_SCORE), or fairly sure (>= EDGE_SCORE) with no square top face found. A die
-    leaning steeply shows a narrow second face, and its outline passes for a flat die's."""
-    on_edge = _blob_detections(blob, expected, lab).on_edge
-    most = float(on_edge.max()) if len(on_edge) else 0.0
-    return most >= SURE_EDGE_SCORE or (most >= EDGE_SCORE and _square_top(blob, lab) is None)
+    leaning steeply shows a narrow second face, and its outline passes for a flat die's. So
+    does one whose on-edge and stacked scores add up to NOT_FLAT_SCORE, with no square top
+    face: the net sees no flat die alone there, whichever it takes it for."""
+    found = _blob_detections(blob, expected, lab)
+    edge = float(found.on_edge.max()) if len(found.on_edge) else 0.0
+    stacked = float(found.stacked.max()) if len(found.stacked) else 0.0
+    return edge >= SURE_EDGE_SCORE or ((edge >= EDGE_SCORE or edge + stacked >= NOT_FLAT_SCORE)
+                                       and _square_top(blob, lab) is None)
 
 
 def _stretched_as_sides_show(blob: _Blob, expected: float, lab: np.ndarray) -> bool:

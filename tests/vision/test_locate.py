@@ -833,6 +833,18 @@ def test_small_dice_in_a_big_photo_are_looked_at_on_a_finer_copy(seed, n_dice):
         assert hit.face == die["face"]
 
 
+def test_a_die_on_its_edge_the_net_sees_as_no_flat_die_is_flagged():
+    # bench far set: a yellow die on its edge seen from below on a dark board, its blob 1.42
+    # die areas (a lone blob must show a square top face from 1.45), the net's on-edge score
+    # 0.34 and stacked 0.75: it was read as a flat 6 (an ace on top), the photo `ok` and wrong
+    image, truth = synth.render_tray(20240029, 6, view="below", hard=True, size=(4032, 3024), die_px=(40.0, 80.0))
+    (die,) = [d for d in truth if d["flags"] == ["edge"]]
+    reading = read_tray(image)
+    (hit,) = matches(die, reading.dice)
+    assert EDGE in hit.flags
+    assert reading.status == "check"
+
+
 def test_a_round_token_without_marks_is_no_die():
     # bench hard set: the detector sees a die in a plain brown disc on the table (0.77); a die
     # carries pips or a picture, the disc nothing sharp: no candidate there
