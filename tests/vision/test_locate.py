@@ -777,15 +777,19 @@ def test_a_grainy_real_photo_reads_as_the_clean_one(byler_truth, name):
         assert hit.face == die["face"]
 
 
+def read_as_the_bench_spoils_it(byler_truth, name: str, how: str):
+    """A byler-d6 photo's truth row and the reading of it spoiled as `companion bench vision
+    --only spoiled` spoils it (`vision.synth.SPOILS`, seeded by the file's name)."""
+    row = next(r for r in byler_truth if r["image"].endswith(name))
+    return row, read_tray(synth.SPOILS[how](cv2.imread(row["path"]), zlib.crc32(name.encode())))
+
+
 def test_a_grainy_photo_looks_for_dice_bigger_than_the_ones_it_found(byler_truth):
     # byler TEST split, dark and grainy (found by `companion bench vision --only spoiled`): the
     # colour steps found only the two smaller white dice, so the usual die's size came out too
     # small, and the second count, run at that size, missed the three bigger ones: `ok` with 2
     # of 5 dice. Looking for bigger dice too, it finds them: flagged, the photo `check`
-    name = "IMG_20191209_100714.jpg"
-    row = next(r for r in byler_truth if r["image"].endswith(name))
-    image = synth.SPOILS["dark and grainy"](cv2.imread(row["path"]), zlib.crc32(name.encode()))
-    reading = read_tray(image)
+    row, reading = read_as_the_bench_spoils_it(byler_truth, "IMG_20191209_100714.jpg", "dark and grainy")
     assert reading.status == "check"
     for die in row["dice"]:
         assert in_box(die["bbox"], reading.dice), die
@@ -796,10 +800,7 @@ def test_dark_dice_touching_in_dim_light_are_flagged_not_left_out(byler_truth):
     # gold marbled die and a black one touching, against the tray's wall, made one plain blob
     # two dice big, with faint detail; too big for one faint die, it was dropped and the photo
     # read `ok` two dice short. The detector sees a die there: flagged, the photo `check`
-    name = "IMG_20191208_112957.jpg"
-    row = next(r for r in byler_truth if r["image"].endswith(name))
-    image = synth.SPOILS["dark and grainy"](cv2.imread(row["path"]), zlib.crc32(name.encode()))
-    reading = read_tray(image)
+    row, reading = read_as_the_bench_spoils_it(byler_truth, "IMG_20191208_112957.jpg", "dark and grainy")
     assert reading.status == "check"
     pair = [d for d in row["dice"] if 250 < d["bbox"][0] < 300 and d["bbox"][1] < 170]
     assert len(pair) == 2
