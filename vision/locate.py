@@ -981,8 +981,9 @@ def _patch_underneath(blob: _Blob, lab: np.ndarray, expected: float, least: floa
     one die's) shows the lower die's edge around it. A die's own sides are its top's hue, only
     darker, and its shadow is the board's hue, so neither counts, nor a pixel that mixes the top
     and the board where the die's edge blurs (with `shadows` False, only a plain shadow is
-    excused: darker than the board by a shadow's step at most, and no more vivid); a white or black die under a coloured one counts when it is grey and far brighter
-    or darker than the board. 0 when no more than `least` pixels lie beside the top face at all
+    excused: darker than the board by a shadow's step at most, and no more vivid); a white or
+    black die under a coloured one counts when it is grey and far brighter or darker than the
+    board. 0 when no more than `least` pixels lie beside the top face at all
     (most dice): the caller's threshold, so the colours need not be measured."""
     top = _top_region(blob, lab)
     if top is None:
@@ -1007,10 +1008,11 @@ def _patch_underneath(blob: _Blob, lab: np.ndarray, expected: float, least: floa
     # the medians several tests below ask for, each taken once
     top_ab_medians = (_median(a[on_top]), _median(b[on_top])) if on_top.any() else None
     board_lum = cache(lambda: float(_median(crop[..., 0][ring])))
+    board_ab = cache(lambda: (float(_median(a[ring])), float(_median(b[ring]))))
     for place in (on_top, ring) if shadows else (on_top,):
         if not place.any():
             continue
-        ref_a, ref_b = map(float, top_ab_medians if place is on_top else (_median(a[place]), _median(b[place])))
+        ref_a, ref_b = map(float, top_ab_medians) if place is on_top else board_ab()
         ref_chroma = float(np.hypot(ref_a, ref_b))
         if ref_chroma > UNDER_CHROMA:
             cosine = (a * ref_a + b * ref_b) / np.maximum(chroma * ref_chroma, 1e-6)
@@ -1041,7 +1043,7 @@ def _patch_underneath(blob: _Blob, lab: np.ndarray, expected: float, least: floa
         # still no shadow: the board's colour, darker but by no more than a shadow darkens, and
         # no more vivid (plastic of the board's hue lit from above is)
         lum = crop[..., 0]
-        board_a, board_b = float(_median(a[ring])), float(_median(b[ring]))
+        board_a, board_b = board_ab()
         board_chroma = float(np.hypot(board_a, board_b))
         shade = (lum < board_lum()) & (lum > board_lum() - 2 * GREY_STEP) & (chroma <= board_chroma + UNDER_CHROMA / 2)
         if board_chroma > UNDER_CHROMA:
@@ -1055,7 +1057,7 @@ def _patch_underneath(blob: _Blob, lab: np.ndarray, expected: float, least: floa
         # Without `shadows` a lower die of about the board's hue is looked for: no excuse there
         lum = crop[..., 0]
         top_colour = (float(_median(lum[on_top])), *map(float, top_ab_medians))
-        board_colour = (board_lum(), float(_median(a[ring])), float(_median(b[ring])))
+        board_colour = (board_lum(), *board_ab())
         other &= _off_the_mix((lum, a, b), top_colour, board_colour) > MIX_TOLERANCE
     # no opening: the lower die's edge may show only a few working pixels wide
     return int((rest & other).sum())
