@@ -328,15 +328,19 @@ def _jpeg(image: np.ndarray, quality: int) -> np.ndarray:
     return cv2.imdecode(cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])[1], cv2.IMREAD_COLOR)
 
 
+def _lit(image: np.ndarray, gains: tuple[float, float, float]) -> np.ndarray:
+    """The image under a coloured light, the camera's white balance left as it is: each BGR
+    channel scaled by its gain."""
+    return np.clip(image * np.float32(gains), 0, 255).astype(np.uint8)
+
+
 # (real) photos as other cameras and rooms spoil them: name -> f(image, seed) -> image
 SPOILS = {
     "blurred": lambda image, seed: cv2.GaussianBlur(image, (0, 0), 1.6),   # out of focus
     "JPEG 50": lambda image, seed: _jpeg(image, 50),                       # sent on by a messenger
     "dark and grainy": _dark_and_grainy,
-    # a tungsten bulb, the white balance left as it is (BGR gains)
-    "warm light": lambda image, seed: np.clip(image * np.float32([0.8, 0.95, 1.05]), 0, 255).astype(np.uint8),
-    # a cold LED strip over a bar table
-    "cool light": lambda image, seed: np.clip(image * np.float32([1.15, 1.0, 0.8]), 0, 255).astype(np.uint8),
+    "warm light": lambda image, seed: _lit(image, (0.8, 0.95, 1.05)),    # a tungsten bulb
+    "cool light": lambda image, seed: _lit(image, (1.15, 1.0, 0.8)),     # a cold LED strip over a bar table
 }
 
 
