@@ -127,6 +127,7 @@ GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarte
 SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
 UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone sees (a tray's printed wall: 0.51)...
 UNACCOUNTED_REACH = 1.6      # ...that counts this near the floor found (sides: a die behind one against the wall)
+FAINT_FLOOR_DEPTH = 0.7      # ...and is `faint` (a sure read counts it) this deep inside the floor (its own sides)
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 SEEN_FACE_GROWTH = 1.4        # most a die's face found exceeds the side the net sees (its sides seen at a slant)
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
@@ -172,6 +173,7 @@ FAINT_RING_EDGE = 2.0         # ...a dark die's, against the edges just around i
 
 _BLANK = "blank"               # a piece of a cluster without marks: not reported, only checked against
 _APART = "apart"               # a part of a cluster the net sees as one flat die, apart from the others
+_FAINT = "faint"               # one die found by a weak cue alone: `Candidate.faint`
 
 @dataclass
 class _Blob:
@@ -245,9 +247,16 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     # in a grainy photo the colour steps lose dice, and with them the usual die's size: the
     # second count also looks for bigger dice there (three white dice on a white board, dark
     # and grainy, left out of the count of a byler-d6 test photo)
+    unexplained = False
     for side in (expected, GRAINY_LARGER * expected) if view.grainy else (expected,):
-        for region in _unaccounted_dice(view, tray_mask, candidates, side):
-            candidates.append(_candidate(region, (UNREADABLE,), hsv, view.small.shape, view.scale))
+        found, unmarked = _unaccounted_dice(view, tray_mask, candidates, side)
+        unexplained |= unmarked
+        for region, flags in found:
+            candidates.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
+    if unexplained:
+        # the detector sees a die there that nothing accounts for, too faint to show marks: a die
+        # the count may lack, so no faint die's read may make the photo `ok`
+        candidates = [replace(c, faint=False) for c in candidates]
     candidates = _flag_crowded([_top_face(image, c) for c in candidates], blank, apart)
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
     return candidates
@@ -284,43 +293,51 @@ def _floor_and_dice(view: _WorkingCopy, calibration) -> tuple[np.ndarray | None,
 
 def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidates: list[Candidate],
                       expected: float):
-    """Regions (mask, x0, y0) of the dice the detector sees over the whole working copy that no
-    candidate accounts for: a second count, so that a die the colour steps lost (merged with the
-    tray's wall, taken for its shadow) sends the photo to `check` instead of being counted short.
-    Such a die must lie on the floor or near it (the floor found stops short of the dice that
-    line a wall, and of a die behind one of them) and carry marks (a die has pips or a picture;
-    a coin or a bottle cap has none)."""
+    """(regions, unmarked): the dice the detector sees over the whole working copy that no
+    candidate accounts for, as (region (mask, x0, y0), flags): a second count, so that a die the
+    colour steps lost (merged with the tray's wall, taken for its shadow) sends the photo to
+    `check` instead of being counted short. Such a die must lie on the floor or near it (the
+    floor found stops short of the dice that line a wall, and of a die behind one of them) and
+    carry marks (a die has pips or a picture; a coin or a bottle cap has none). It is flagged
+    `unreadable`, and is `faint` (a sure read counts it) when its centre lies on the floor
+    itself. `unmarked`: whether the detector sees such a die there without marks (a coin, or a
+    die too dim to show its pips)."""
     known = np.array([((x + 0.5) * view.scale - 0.5, (y + 0.5) * view.scale - 0.5) for x, y in
                       (c.center for c in candidates)], np.float32).reshape(-1, 2)
     # the centre head alone first (cheap); on most photos every die it sees is a candidate's
     seen, _ = die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)
     if not _unaccounted(seen, known, None, expected).any():
-        return []
+        return [], False
     near_floor = None
     if tray_mask is not None:
         near_floor = cv2.distanceTransform((tray_mask == 0).astype(np.uint8), cv2.DIST_L2, 5) <= UNACCOUNTED_REACH * expected
     # the whole net only where a die lies unaccounted for near the floor (rarely): each die's
     # own side, so that a small token's rim does not pass for marks
     if not _unaccounted(seen, known, near_floor, expected).any():
-        return []
+        return [], False
     found = detect_dice(view.lab, expected, min_score=UNACCOUNTED_SCORE)
     keep = _unaccounted(found.centres, known, near_floor, expected)
     lum = view.lab[..., 0]
     h, w = lum.shape
-    regions = []
+    # how deep inside the floor each pixel lies: the floor found may take in the tray's rim,
+    # and a die standing on the rim is outside
+    inside = None if tray_mask is None else cv2.distanceTransform(tray_mask, cv2.DIST_L2, 5)
+    regions, unmarked = [], False
     for (cx, cy), side in zip(found.centres[keep], found.sides[keep]):
         x, y = int(round(cx)), int(round(cy))
         half = int(np.ceil(0.5 * side))
         x0, y0 = max(0, x - half), max(0, y - half)
         patch = lum[y0:min(h, y + half + 1), x0:min(w, x + half + 1)]
         if min(patch.shape) < 5 or not _marked(patch, expected):
+            unmarked = True
             continue
         mask = np.zeros(patch.shape, np.uint8)
         box = cv2.boxPoints(((cx - x0, cy - y0), (side, side), _square_angle(patch)))
         cv2.fillPoly(mask, [np.int32(np.round(box))], 1)
         if mask.any():
-            regions.append((mask.astype(bool), x0, y0))
-    return regions
+            on_floor = inside is None or inside[min(y, h - 1), min(x, w - 1)] >= FAINT_FLOOR_DEPTH * side
+            regions.append(((mask.astype(bool), x0, y0), (UNREADABLE, _FAINT) if on_floor else (UNREADABLE,)))
+    return regions, unmarked
 
 
 def _unaccounted(centres: np.ndarray, known: np.ndarray, near_floor: np.ndarray | None, expected: float) -> np.ndarray:
@@ -403,10 +420,9 @@ def _top_face(image: np.ndarray, candidate: Candidate) -> Candidate:
         return candidate
     quad = top_face_quad(image, candidate.corners)
     (cx, cy), (w, h), angle = cv2.minAreaRect(np.asarray(quad, np.float32))
-    return Candidate(center=(round(float(cx), 2), round(float(cy), 2)),
-                     size=round(float(np.sqrt(max(w * h, 1.0))), 2), angle=round(float(angle) % 90.0, 2),
-                     corners=tuple((round(float(x), 2), round(float(y), 2)) for x, y in quad),
-                     colour=candidate.colour, flags=candidate.flags)
+    return replace(candidate, center=(round(float(cx), 2), round(float(cy), 2)),
+                   size=round(float(np.sqrt(max(w * h, 1.0))), 2), angle=round(float(angle) % 90.0, 2),
+                   corners=tuple((round(float(x), 2), round(float(y), 2)) for x, y in quad))
 
 
 def find_tray(image_bgr: np.ndarray) -> np.ndarray | None:
@@ -747,9 +763,11 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
     if area_ratio < SPECK_AREA or width < 0.5 * expected or _thickness(blob.mask) < 0.3 * expected:
         return  # far too small or thin for a die: a speck, a line, the tray's rim
     if _plain(blob, lum):
-        if _faint_die(blob, expected, lum) or _faint_dice(blob, expected, lab):
+        if _faint_die(blob, expected, lum):
             # a die-sized square with faint marks: a dark die's dim pips seen from below, maybe
-            # (or a few such dice touching, too dim to cut apart)
+            yield (blob.mask, blob.x0, blob.y0), (UNREADABLE, _FAINT)
+        elif _faint_dice(blob, expected, lab):
+            # a few such dice touching, too dim to cut apart: never read as one
             yield (blob.mask, blob.x0, blob.y0), (UNREADABLE,)
         return  # a plain patch (glare, a shadow's edge, a button, a coin): every die face carries marks
     # a straight even band: a tray's rim, a ruler, a pencil (dice in a row leave notches), or
@@ -1892,6 +1910,8 @@ def _colour_name(hsv_pixels: np.ndarray) -> str:
 
 def _candidate(region, flags, hsv, shape, scale) -> Candidate:
     mask, x0, y0 = region
+    faint = _FAINT in flags
+    flags = tuple(f for f in flags if f != _FAINT)
     mask8 = mask.astype(np.uint8)
     rect = cv2.minAreaRect(cv2.findNonZero(mask8))
     (cx, cy), (w, h), angle = rect
@@ -1917,6 +1937,7 @@ def _candidate(region, flags, hsv, shape, scale) -> Candidate:
         corners=corners,
         colour=colour,
         flags=tuple(dict.fromkeys(flags)),
+        faint=faint,
     )
 
 

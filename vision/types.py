@@ -91,7 +91,9 @@ class Candidate:
 
     `corners` is the top face's quadrilateral (4 (x, y) points, image pixels) used to cut the
     face out for `vision.faces`; `flags` holds what locating alone can tell (edge, stacked, cut,
-    outside)."""
+    outside, unreadable). `faint`: a lone die found only by a weak cue (a die-sized square with
+    faint marks, or the detector's second count) and flagged `unreadable` for that alone; a sure
+    read of its face lifts the flag (`vision.reader`)."""
 
     center: tuple[float, float]
     size: float
@@ -99,6 +101,7 @@ class Candidate:
     corners: tuple[tuple[float, float], ...]
     colour: str
     flags: tuple[str, ...] = ()
+    faint: bool = False
 
 
 @dataclass(frozen=True)
