@@ -240,10 +240,13 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
         # off the tray only lone, clearly die-shaped blobs are reported (as outside): the rim,
         # the table and whatever stands on it are not dice
         off_tray = view.foreground & ~cv2.dilate(tray_mask, np.ones((3, 3), np.uint8)).astype(bool)
+        # (a floor found by its edges alone may be a strip of the floor that a wood grain's
+        # edges cut off: a die beyond it may lie on the tray, so it is flagged for a check)
+        beyond = (UNREADABLE,) if view.floor_by_edges else (OUTSIDE,)
         for blob in _blobs(off_tray, view.min_side, view.max_side):
             if _lone_die(blob, expected, lum):
                 region = (blob.mask, blob.x0, blob.y0)
-                candidates.append(_candidate(region, (OUTSIDE,), hsv, view.small.shape, view.scale))
+                candidates.append(_candidate(region, beyond, hsv, view.small.shape, view.scale))
     # in a grainy photo the colour steps lose dice, and with them the usual die's size: the
     # second count also looks for bigger dice there (three white dice on a white board, dark
     # and grainy, left out of the count of a byler-d6 test photo)
@@ -279,7 +282,7 @@ def _floor_and_dice(view: _WorkingCopy, calibration) -> tuple[np.ndarray | None,
     """`_survey` on one working copy: the tray's floor, the foreground on it, the usual die's side."""
     tray = _tray_polygon(calibration, view.scale)
     if tray is None:
-        tray = _floor_hull(view.foreground, view.lab)
+        tray, view.floor_by_edges = _floor_hull(view.foreground, view.lab)
     on_tray = view.foreground.copy()
     tray_mask = None
     if tray is not None:
@@ -429,7 +432,7 @@ def find_tray(image_bgr: np.ndarray) -> np.ndarray | None:
     """The tray's inside as a polygon (N×2, photo pixels), or None when the photo shows no
     enclosed tray floor (a tray filling the frame, or a bare table)."""
     view = _WorkingCopy(_check_image(image_bgr))
-    hull = _floor_hull(view.foreground, view.lab, enclosed_only=True)
+    hull, _ = _floor_hull(view.foreground, view.lab, enclosed_only=True)
     if hull is None:
         return None
     hull = hull.reshape(-1, 2)
@@ -437,15 +440,16 @@ def find_tray(image_bgr: np.ndarray) -> np.ndarray | None:
     return (hull + 0.5) / view.scale - 0.5
 
 
-def _floor_hull(foreground: np.ndarray, lab: np.ndarray, enclosed_only: bool = False) -> np.ndarray | None:
-    """Convex hull of the tray floor (working pixels): the largest background region that the
-    frame does not touch, when it is large (a tray seen whole); else, when the lightness's edges
-    (`lab`: the working copy's) close a rim seen only in parts, the solid region they enclose;
-    else the largest background region (a tray filling the frame, a bare table); None when none
-    of these is large."""
+def _floor_hull(foreground: np.ndarray, lab: np.ndarray,
+                enclosed_only: bool = False) -> tuple[np.ndarray | None, bool]:
+    """(convex hull of the tray floor (working pixels), whether the lightness's edges alone gave
+    it): the largest background region that the frame does not touch, when it is large (a tray
+    seen whole); else, when the lightness's edges (`lab`: the working copy's) close a rim seen
+    only in parts, the solid region they enclose; else the largest background region (a tray
+    filling the frame, a bare table); None when none of these is large."""
     labels, areas, enclosed, side = _enclosed_floor(foreground)
     if enclosed.any():
-        return _hull_of(_largest(labels, areas, enclosed), side, foreground)
+        return _hull_of(_largest(labels, areas, enclosed), side, foreground), False
     # a rim barely off the room's colour is foreground only in parts, its edges all round;
     # a wood grain's edges enclose ragged regions, a tray's floor is solid
     # (the thin cut alone: the edges leave a rim no wide gaps, and the wide cut is the slow part)
@@ -456,11 +460,11 @@ def _floor_hull(foreground: np.ndarray, lab: np.ndarray, enclosed_only: bool = F
         hull = _hull_of(floor, outlined[3], walls)
         if hull is not None and _outline_solidity(floor) >= OUTLINED_FLOOR_SOLIDITY:
             # the hull stops short of the dice in its corners (no floor around them)
-            return _grown(hull, foreground.shape, OUTLINED_FLOOR_GROWTH)
+            return _grown(hull, foreground.shape, OUTLINED_FLOOR_GROWTH), True
     h, w = foreground.shape
     if enclosed_only or areas.max() < 0.12 * h * w:
-        return None
-    return _hull_of(_largest(labels, areas, np.ones(len(areas), bool)), side, foreground)
+        return None, False
+    return _hull_of(_largest(labels, areas, np.ones(len(areas), bool)), side, foreground), False
 
 
 def _enclosed_floor(walls: np.ndarray, leaks: tuple = FLOOR_LEAKS):
@@ -545,6 +549,7 @@ class _WorkingCopy:
         short = min(self.small.shape[:2])
         self.min_side = max(6.0, MIN_DIE_FRACTION * short)
         self.max_side = MAX_DIE_FRACTION * short
+        self.floor_by_edges = False   # the tray's floor found by the lightness's edges alone (`_floor_hull`)
 
 
 _NOISE_KERNEL = np.float32([[1, -2, 1], [-2, 4, -2], [1, -2, 1]])   # zero on any plane of light
