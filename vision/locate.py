@@ -302,9 +302,9 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     `check` instead of being counted short. Such a die must lie on the floor or near it (the
     floor found stops short of the dice that line a wall, and of a die behind one of them) and
     carry marks (a die has pips or a picture; a coin or a bottle cap has none). It is flagged
-    `unreadable`, and is `faint` (a sure read counts it) when its centre lies on the floor
-    itself. `unmarked`: whether the detector sees such a die there without marks (a coin, or a
-    die too dim to show its pips)."""
+    `unreadable`, and is `faint` (a sure read counts it) when its centre lies FAINT_FLOOR_DEPTH
+    of its side or more inside the floor (or no floor was found). `unmarked`: whether the
+    detector sees such a die there without marks (a coin, or a die too dim to show its pips)."""
     known = np.array([((x + 0.5) * view.scale - 0.5, (y + 0.5) * view.scale - 0.5) for x, y in
                       (c.center for c in candidates)], np.float32).reshape(-1, 2)
     # the centre head alone first (cheap); on most photos every die it sees is a candidate's
