@@ -127,7 +127,7 @@ GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarte
 SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
 UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone sees (a tray's printed wall: 0.51)...
 UNACCOUNTED_REACH = 1.6      # ...that counts this near the floor found (sides: a die behind one against the wall)
-FAINT_FLOOR_DEPTH = 0.7      # ...and is `faint` (a sure read counts it) this deep inside the floor (its own sides)
+ON_FLOOR_DEPTH = 0.7         # a die this deep inside a floor that may take in the rim (its own sides) lies on it
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 SEEN_FACE_GROWTH = 1.4        # most a die's face found exceeds the side the net sees (its sides seen at a slant)
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
@@ -260,9 +260,28 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
         # the detector sees a die there that nothing accounts for, too faint to show marks: a die
         # the count may lack, so no faint die's read may make the photo `ok`
         candidates = [replace(c, faint=False) for c in candidates]
+    if view.floor_by_edges:
+        candidates = _flag_near_the_rim(candidates, tray_mask, view.scale)
     candidates = _flag_crowded([_top_face(image, c) for c in candidates], blank, apart)
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
     return candidates
+
+
+def _flag_near_the_rim(candidates: list[Candidate], tray_mask: np.ndarray, scale: float) -> list[Candidate]:
+    """Dice less than ON_FLOOR_DEPTH of their side inside a floor found by its edges alone,
+    flagged `unreadable` (and no faint read counts them): where glare hides the floor's edge,
+    that floor takes in the rim, and a die standing on the rim lies as deep inside it as one
+    against the wall."""
+    inside = cv2.distanceTransform(tray_mask, cv2.DIST_L2, 5)
+    h, w = inside.shape
+    flagged = []
+    for cand in candidates:
+        x = min(w - 1, max(0, int(round((cand.center[0] + 0.5) * scale - 0.5))))
+        y = min(h - 1, max(0, int(round((cand.center[1] + 0.5) * scale - 0.5))))
+        if inside[y, x] < ON_FLOOR_DEPTH * cand.size * scale:
+            cand = replace(cand, flags=cand.flags or (UNREADABLE,), faint=False)
+        flagged.append(cand)
+    return flagged
 
 
 def _survey(image: np.ndarray, calibration=None):
@@ -302,7 +321,7 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     `check` instead of being counted short. Such a die must lie on the floor or near it (the
     floor found stops short of the dice that line a wall, and of a die behind one of them) and
     carry marks (a die has pips or a picture; a coin or a bottle cap has none). It is flagged
-    `unreadable`, and is `faint` (a sure read counts it) when its centre lies FAINT_FLOOR_DEPTH
+    `unreadable`, and is `faint` (a sure read counts it) when its centre lies ON_FLOOR_DEPTH
     of its side or more inside the floor (or no floor was found). `unmarked`: whether the
     detector sees such a die there without marks (a coin, or a die too dim to show its pips)."""
     known = np.array([((x + 0.5) * view.scale - 0.5, (y + 0.5) * view.scale - 0.5) for x, y in
@@ -338,7 +357,7 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
         box = cv2.boxPoints(((cx - x0, cy - y0), (side, side), _square_angle(patch)))
         cv2.fillPoly(mask, [np.int32(np.round(box))], 1)
         if mask.any():
-            on_floor = inside is None or inside[min(y, h - 1), min(x, w - 1)] >= FAINT_FLOOR_DEPTH * side
+            on_floor = inside is None or inside[min(y, h - 1), min(x, w - 1)] >= ON_FLOOR_DEPTH * side
             regions.append(((mask.astype(bool), x0, y0), (UNREADABLE, _FAINT) if on_floor else (UNREADABLE,)))
     return regions, unmarked
 

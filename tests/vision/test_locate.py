@@ -907,3 +907,16 @@ def test_a_round_token_without_marks_is_no_die():
     image, _ = synth.render_tray(20240049, 6, hard=True)
     found = find_dice(image)
     assert not [c for c in found if np.hypot(c.center[0] - 190, c.center[1] - 419) < 30]
+
+
+def test_a_die_on_the_rim_of_a_floor_found_by_its_edges_is_not_counted():
+    # bench hard set, seed 13, seen from below: glare hides the dark floor's edge against the
+    # pale rim, so the floor its edges enclose takes in the rim, and a red die standing on the
+    # rim read `ok` as a 5 on the tray. It lies as deep inside that floor as a die against the
+    # wall would: flagged, `check`
+    image, truth = synth.render_tray(130080, 27, view="below", hard=True)
+    (rim_die,) = [d for d in truth if OUTSIDE in d["flags"]]
+    reading = read_tray(image, view="below")
+    (hit,) = matches(rim_die, reading.dice)
+    assert hit.flags and not hit.counted
+    assert reading.status == "check"
