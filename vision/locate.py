@@ -1738,6 +1738,8 @@ def _pip_dice(lab: np.ndarray, denoised: np.ndarray, expected: float, free_dark:
         group = _merge_groups(pts, _groups(pts, PIP_LINK * expected), FACE_OF_BLOB * expected)
         for g in np.unique(group):
             members = pts[group == g]
+            if _one_stroke(lum, members, dark, pip):
+                continue  # spots along one dark (or light) line: a pencil, a crack, not pips
             spread = float(np.max(np.hypot(*(members[:, None, :] - members[None, :, :]).transpose(2, 0, 1))))
             centre = members.mean(axis=0)
             angle = 0.0
@@ -1776,6 +1778,30 @@ def _pip_dice(lab: np.ndarray, denoised: np.ndarray, expected: float, free_dark:
             x0, y0 = max(0, int(box[:, 0].min())), max(0, int(box[:, 1].min()))
             x1, y1 = min(w, int(box[:, 0].max()) + 1), min(h, int(box[:, 1].max()) + 1)
             yield (mask[y0:y1, x0:x1].astype(bool), x0, y0), flags
+
+
+def _one_stroke(lum: np.ndarray, pips: np.ndarray, dark: bool, pip: float) -> bool:
+    """True when a group's spots lie along one line, each running into its nearest neighbour
+    without the face showing between them: the peaks that a thin line (a pencil on the table)
+    leaves along its length. Pips are separate spots, the face lighter (or darker) between any
+    two; a small die's rows of pips, blurred, may run together, but never all on one line."""
+    if len(pips) < 2 or min(cv2.minAreaRect(pips)[1]) > 2 * pip:
+        return False
+    h, w = lum.shape
+    gaps = np.hypot(*(pips[:, None, :] - pips[None, :, :]).transpose(2, 0, 1))
+    np.fill_diagonal(gaps, np.inf)
+    nearest = pips[np.argmin(gaps, axis=1)]
+
+    def at(points):
+        xs = np.clip(np.round(points[..., 0]).astype(int), 0, w - 1)
+        return lum[np.clip(np.round(points[..., 1]).astype(int), 0, h - 1), xs]
+
+    ends = np.maximum(at(pips), at(nearest)) if dark else np.minimum(at(pips), at(nearest))
+    # the whole way between (a pip missed between two others leaves the midpoint dark)
+    along = np.linspace(0.15, 0.85, 8)[None, :, None]
+    between = at(pips[:, None, :] + (nearest - pips)[:, None, :] * along)
+    rise = (between - ends[:, None]) if dark else (ends[:, None] - between)
+    return bool(np.all(rise.max(axis=1) < PIP_CONTRAST / 2))
 
 
 def _one_flat_die_around(lab: np.ndarray, centre, side: float, expected: float):
