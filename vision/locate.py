@@ -222,7 +222,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
                 apart.append(None if side is None else (index, side / view.scale))
     covered = np.zeros(on_tray.shape, np.uint8)
     for cand in candidates:
-        cv2.fillPoly(covered, [np.int32(np.round((np.asarray(cand.corners) + 0.5) * view.scale - 0.5))], 1)
+        cv2.fillPoly(covered, [np.int32(np.round(_in_working(cand.corners, view.scale)))], 1)
     specks = np.zeros_like(covered)
     for blob in blobs:
         h, w = blob.mask.shape
@@ -276,12 +276,16 @@ def _flag_near_the_rim(candidates: list[Candidate], tray_mask: np.ndarray, scale
     h, w = inside.shape
     flagged = []
     for cand in candidates:
-        x = min(w - 1, max(0, int(round((cand.center[0] + 0.5) * scale - 0.5))))
-        y = min(h - 1, max(0, int(round((cand.center[1] + 0.5) * scale - 0.5))))
+        x, y = np.clip(np.round(_in_working(cand.center, scale)).astype(int), 0, (w - 1, h - 1))
         if inside[y, x] < ON_FLOOR_DEPTH * cand.size * scale:
             cand = replace(cand, flags=cand.flags or (UNREADABLE,), faint=False)
         flagged.append(cand)
     return flagged
+
+
+def _in_working(points, scale: float) -> np.ndarray:
+    """Points (x, y) in the photo's pixels as the working copy's (pixel centres onto pixel centres)."""
+    return (np.asarray(points, np.float64) + 0.5) * scale - 0.5
 
 
 def _survey(image: np.ndarray, calibration=None):
@@ -324,8 +328,7 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     `unreadable`, and is `faint` (a sure read counts it) when its centre lies ON_FLOOR_DEPTH
     of its side or more inside the floor (or no floor was found). `unmarked`: whether the
     detector sees such a die there without marks (a coin, or a die too dim to show its pips)."""
-    known = np.array([((x + 0.5) * view.scale - 0.5, (y + 0.5) * view.scale - 0.5) for x, y in
-                      (c.center for c in candidates)], np.float32).reshape(-1, 2)
+    known = _in_working([c.center for c in candidates], view.scale).astype(np.float32).reshape(-1, 2)
     # the centre head alone first (cheap); on most photos every die it sees is a candidate's
     seen, _ = die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)
     if not _unaccounted(seen, known, None, expected).any():
