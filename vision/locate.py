@@ -112,6 +112,7 @@ SLANT_TOLERANCE = 0.1         # the outline's stretch away from the centre may e
 TOP_TOLERANCE = 10.0          # Lab distance within which the top face's plastic counts as one colour
 TOP_SHARE = 0.45              # ...and covers at least this share of its blob (the rest: sides, shadow)
 MARK_CONTRAST = 30.0          # least spread (Lab L, sharp detail) of a die's marks: pips, a picture
+MARK_MIDDLES = (0.35, 0.42)   # ...within either radius (patch sides) of its middle
 PIP_HOLE = 0.25               # a hole in a piece of a cluster up to this side (piece sides) is a pip
 FAINT_MARKS = 18.0            # a die-sized square plain blob with this much detail may be a die (faint pips)
 FAINT_SIZE = (0.7, 1.3)       # ...when its side is this many usual sides
@@ -382,14 +383,20 @@ def _unaccounted(centres: np.ndarray, known: np.ndarray, near_floor: np.ndarray 
 
 
 def _marked(patch: np.ndarray, expected: float) -> bool:
-    """True when a die-sized patch (Lab L) has sharp marks in its middle: pips or a picture."""
+    """True when a die-sized patch (Lab L) has sharp marks in its middle: pips or a picture.
+    Looked for within two radii (MARK_MIDDLES): a 2's pips lie in the corners, where the inner
+    disc barely reaches, and the outer one holds so much plain face that an ace's one pip is
+    too small a share of it."""
     sigma = max(1.0, MARK_SCALE * expected)
     sharp = patch.astype(np.float32) - cv2.GaussianBlur(patch.astype(np.float32), (0, 0), sigma)
     ph, pw = patch.shape
     yy, xx = np.mgrid[:ph, :pw]
-    middle = (yy - (ph - 1) / 2) ** 2 + (xx - (pw - 1) / 2) ** 2 <= (0.35 * min(ph, pw)) ** 2
-    low, high = _percentiles(sharp[middle], (3, 97))
-    return high - low >= MARK_CONTRAST
+    from_middle = (yy - (ph - 1) / 2) ** 2 + (xx - (pw - 1) / 2) ** 2
+    for radius in MARK_MIDDLES:
+        low, high = _percentiles(sharp[from_middle <= (radius * min(ph, pw)) ** 2], (3, 97))
+        if high - low >= MARK_CONTRAST:
+            return True
+    return False
 
 
 def _square_angle(patch: np.ndarray) -> float:
