@@ -325,7 +325,8 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     colour steps lost (merged with the tray's wall, taken for its shadow) sends the photo to
     `check` instead of being counted short. Such a die must lie on the floor or near it (the
     floor found stops short of the dice that line a wall, and of a die behind one of them) and
-    carry marks (a die has pips or a picture; a coin or a bottle cap has none). It is flagged
+    carry marks (a die has pips or a picture; a coin or a bottle cap has none), unless the
+    frame cuts it off (what is left of it may show none; it is flagged `cut`). It is flagged
     `unreadable`, and is `faint` (a sure read counts it) when its centre lies ON_FLOOR_DEPTH
     of its side or more inside the floor (or no floor was found). `unmarked`: whether the
     detector sees such a die there without marks (a coin, or a die too dim to show its pips)."""
@@ -354,7 +355,9 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
         half = int(np.ceil(0.5 * side))
         x0, y0 = max(0, x - half), max(0, y - half)
         patch = lum[y0:min(h, y + half + 1), x0:min(w, x + half + 1)]
-        if min(patch.shape) < 5 or not _marked(patch, expected):
+        # a die the frame cuts off may show no marks on what is left of it: flagged `cut`
+        cut_off = x - half < 0 or y - half < 0 or x + half >= w or y + half >= h
+        if not cut_off and (min(patch.shape) < 5 or not _marked(patch, expected)):
             unmarked = True
             continue
         mask = np.zeros(patch.shape, np.uint8)
