@@ -1,0 +1,227 @@
+"""Train the leaning-die classifier shipped in models/lean_cnn.onnx (`vision.lean`), and evaluate it.
+
+Optional extra, not needed at runtime (`vision.lean` runs the exported model with OpenCV's dnn
+module). Training needs torch and onnx, kept out of the project's dependencies:
+
+    python3 -m venv /tmp/trainvenv
+    /tmp/trainvenv/bin/pip install torch==2.13.0 onnx numpy opencv-python-headless
+    nice /tmp/trainvenv/bin/python tools/train_lean.py train      # writes models/lean_cnn.onnx
+    nice .venv/bin/python tools/train_lean.py evaluate            # held-out figures for the model card
+
+Training data (seeded; the defaults reproduce the shipped model), each die cut out as
+`vision.lean.lean_crop` cuts it at runtime, the usual die's side as `vision.locate` measures it:
+* `vision.synth.render_tray` trays (exact truth): 4-30 dice, plain and hard, lone or touching,
+  0-3 of them leaning or on an edge (22-45 degrees), some stacked pairs (left out: neither
+  label), from above and below, Pi-camera and phone sizes, a quarter of them picture-faced sets
+  (the boxed set's paco on the ace, a skull, an emblem on the 6);
+* the byler-d6 photos of the author's TRAIN split (`../shared/data/byler-d6/`), less every fifth
+  photo (`train_faces.held_out`), as taken and framed as a phone photo: every die lies flat.
+Each die is cut twice, its centre moved by up to JITTER of its side and its scale by up to ZOOM
+(the locator's centre and usual side are that rough); the net sees them mirrored across the
+outward line, with colour channels swapped, exposure and blur varied, and each with its die's
+reach from the photo's centre (`vision.lean.outward_reach`).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tools"))
+
+from companion.bench_vision import real_truth  # noqa: E402
+from train_faces import BYLER, byler_records, export_probabilities, held_out  # noqa: E402
+from vision import lean, locate, synth  # noqa: E402
+
+TRAY_SEED = 9_900_000      # first synthetic tray seed (far from the benchmark's and the tests')
+CHECK_SEED = 9_950_000     # first synthetic tray seed kept for checking
+JITTER = 0.08              # a crop's centre moved by up to this share of the usual die's side...
+ZOOM = (0.87, 1.15)        # ...and its scale by up to this much
+CUTS = 2                   # crops per die
+PICTURES = ("paco", "skull", "emblem")   # picture-faced sets of every fourth tray, in turn
+
+
+def usual_side(image: np.ndarray) -> float:
+    """The usual die's side in photo pixels, as the locator measures it."""
+    view, _, _, expected = locate._survey(image)
+    return expected / view.scale
+
+
+def crops_of(rng, image: np.ndarray, centres) -> tuple[np.ndarray, np.ndarray]:
+    """CUTS jittered `lean.lean_crop`s of every die at `centres`, and each die's `lean.outward_reach`."""
+    side = usual_side(image)
+    out = []
+    for c in centres:
+        for _ in range(CUTS):
+            shift = rng.uniform(-JITTER, JITTER, 2) * side
+            out.append(lean.lean_crop(image, np.asarray(c) + shift, side * rng.uniform(*ZOOM)))
+    reaches = np.repeat([lean.outward_reach(image.shape, c) for c in centres], CUTS).astype(np.float32)
+    return np.array(out, np.uint8).reshape(-1, lean.CROP, lean.CROP, 3), reaches
+
+
+def tray_arguments(seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    n_dice = int(rng.integers(4, 31))
+    args = {"seed": seed, "n_dice": n_dice, "view": ("above", "below")[seed % 3 == 2], "hard": seed % 2 == 0,
+            "clusters": float(rng.choice([0.1, 0.5, 0.9])), "edge": int(rng.integers(0, min(3, n_dice - 2) + 1)),
+            "stacked": int(rng.random() < 0.2)}
+    if seed % 5 == 4:
+        args["size"] = synth.PHONE
+    if seed % 4 == 1:
+        args["picture_faces"] = PICTURES[(seed // 4) % len(PICTURES)]
+    return args
+
+
+def tray_crops(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(crops, reaches, labels: 1 leaning, 0 flat) of one synthetic tray's dice on the floor."""
+    try:
+        image, truth = synth.render_tray(**tray_arguments(seed))
+    except ValueError:
+        return np.zeros((0, lean.CROP, lean.CROP, 3), np.uint8), np.zeros(0, np.float32), np.zeros(0, np.float32)
+    dice = [d for d in truth if not {"stacked", "cut", "outside"} & set(d["flags"])]
+    labels = np.repeat([float("edge" in d["flags"]) for d in dice], CUTS).astype(np.float32)
+    return (*crops_of(np.random.default_rng(seed), image, [d["center"] for d in dice]), labels)
+
+
+def byler_crops(names_ok) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(crops, reaches, labels: all 0) of the byler TRAIN photos' dice whose names pass
+    `names_ok`, as taken and framed as a phone photo."""
+    crops = []
+    rng = np.random.default_rng(0)
+    for record in byler_records("train"):
+        if not names_ok(Path(record["image"]).name):
+            continue
+        image = cv2.imread(str(BYLER / record["image"]))
+        centres = np.array([d["center"] for d in real_truth(record)], np.float32).reshape(-1, 2)
+        big, scale, pad = synth.phone_framed(image)
+        crops.append(crops_of(rng, image, centres))
+        crops.append(crops_of(rng, big, centres * scale + np.float32([pad, 0])))
+    reaches = np.concatenate([r for _, r in crops])
+    return np.concatenate([c for c, _ in crops]), reaches, np.zeros(len(reaches), np.float32)
+
+
+def dataset(first: int, trays: int, byler_ok=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Crops, reaches and labels of `trays` synthetic trays from seed `first`, and of the byler photos
+    whose names pass `byler_ok` (none without it)."""
+    from multiprocessing import Pool
+
+    with Pool(2) as pool:
+        parts = pool.map(tray_crops, range(first, first + trays), chunksize=8)
+    if byler_ok is not None:
+        parts.append(byler_crops(byler_ok))
+    return tuple(np.concatenate(column) for column in zip(*parts))
+
+
+def build_net():
+    import torch
+    from torch import nn
+
+    def stage(inputs: int, outputs: int, stride: int = 1) -> list:
+        return [nn.Conv2d(inputs, outputs, 3, stride, padding=1, bias=False), nn.BatchNorm2d(outputs), nn.ReLU()]
+
+    return nn.Sequential(*stage(4, 12, 2), *stage(12, 16), nn.MaxPool2d(2), *stage(16, 32), nn.MaxPool2d(2),
+                         *stage(32, 48), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(48, 1), nn.Flatten(0))
+
+
+def augment(rng, crops: np.ndarray, reaches: np.ndarray) -> np.ndarray:
+    out = []
+    for crop in crops:
+        if rng.random() < 0.5:
+            crop = crop[::-1]          # mirrored across the outward line: a lens shows the same
+        if rng.random() < 0.5:
+            crop = crop[..., rng.permutation(3)]
+        crop = np.clip(crop.astype(np.float32) * rng.uniform(0.75, 1.25) + rng.uniform(-25, 25), 0, 255).astype(np.uint8)
+        if rng.random() < 0.3:
+            crop = cv2.GaussianBlur(crop, (0, 0), rng.uniform(0.3, 1.2))
+        out.append(crop)
+    return lean.net_input(np.array(out), reaches)
+
+
+def fit(crops, reaches, labels, seed: int, steps: int, batch: int):
+    import torch
+    from torch.nn.functional import binary_cross_entropy_with_logits as bce
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(2)
+    rng = np.random.default_rng(seed)
+    net = build_net()
+    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=4e-3, total_steps=steps)
+    positives, negatives = np.flatnonzero(labels == 1), np.flatnonzero(labels == 0)
+    running, start = 0.0, time.time()
+    for step in range(steps):
+        # a third of each batch leans: leaning dice are rare on a tray
+        picks = np.concatenate([rng.choice(positives, batch // 3), rng.choice(negatives, batch - batch // 3)])
+        x = torch.from_numpy(augment(rng, crops[picks], reaches[picks]))
+        y = torch.from_numpy(labels[picks])
+        net.train()
+        loss = bce(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        running = 0.98 * running + 0.02 * float(loss.detach()) if step else float(loss.detach())
+        if step % 200 == 0 or step == steps - 1:
+            print(f"step {step}/{steps} loss {running:.3f} ({time.time() - start:.0f} s)", flush=True)
+    return net.eval()
+
+
+def cmd_train(args) -> None:
+    crops, reaches, labels = dataset(TRAY_SEED, args.trays, lambda name: not held_out(name))
+    print(f"{len(crops)} crops, {int(labels.sum())} leaning", flush=True)
+    net = fit(crops, reaches, labels, args.seed, args.steps, args.batch)
+    import torch
+
+    export_probabilities(net, torch.sigmoid, torch.zeros(1, 4, lean.CROP, lean.CROP), args.out,
+                         ("crop", "leaning"), {"crop": {0: "n"}, "leaning": {0: "n"}})
+    print(f"wrote {args.out} ({Path(args.out).stat().st_size // 1024} kB)")
+
+
+def cmd_evaluate(args) -> None:
+    model = lean.LeanModel(Path(args.model))
+    with_trays = dataset(CHECK_SEED, args.trays)
+    sets = {f"{args.trays} fresh synthetic trays": with_trays,
+            "byler train, every fifth photo (not trained on), as taken and phone-framed": byler_crops(held_out)}
+    for title, (crops, reaches, labels) in sets.items():
+        chances = np.concatenate([model.chances(crops[i:i + 256], reaches[i:i + 256]) for i in range(0, len(crops), 256)])
+        flat, leaning = chances[labels == 0], chances[labels == 1]
+        print(f"{title}: {len(flat) // CUTS} flat dice, {len(leaning) // CUTS} leaning (each cut {CUTS} times)")
+        for t in args.scores:
+            line = f"  >= {t}: flat dice flagged {100 * np.mean(flat >= t):.2f} %"
+            if len(leaning):
+                line += f", leaning dice caught {100 * np.mean(leaning >= t):.1f} %"
+            print(line)
+    crops, reaches = with_trays[0][:30], with_trays[1][:30]
+    times = []
+    for _ in range(50):
+        start = time.perf_counter()
+        model.chances(crops, reaches)
+        times.append(time.perf_counter() - start)
+    print(f"speed: {1000 * np.median(times):.2f} ms median for 30 dice, on this machine")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    train = sub.add_parser("train")
+    train.add_argument("--seed", type=int, default=7)
+    train.add_argument("--steps", type=int, default=6000)
+    train.add_argument("--batch", type=int, default=96)
+    train.add_argument("--trays", type=int, default=1200, help="vision.synth trays to learn from")
+    train.add_argument("--out", default=str(lean.MODEL_PATH))
+    evaluate = sub.add_parser("evaluate")
+    evaluate.add_argument("--trays", type=int, default=150, help="fresh synthetic trays to check on")
+    evaluate.add_argument("--model", default=str(lean.MODEL_PATH))
+    evaluate.add_argument("--scores", type=float, nargs="+", default=[0.5, 0.8, 0.9, 0.95, 0.98])
+    args = parser.parse_args(argv)
+    {"train": cmd_train, "evaluate": cmd_evaluate}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
