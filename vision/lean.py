@@ -1,5 +1,5 @@
 """Whether a die leans or stands on an edge, from a close look at it: a small learned net over a
-crop around the die, at about four times the detector's resolution.
+crop around that die alone, turned to a fixed way out of the photo.
 
 The detector (`vision.detect`) sees the whole tray with the usual die 16 pixels across; at that
 size a die leaning at 30-45 degrees looks much like a flat die whose sides a wide lens shows, and

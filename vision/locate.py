@@ -297,10 +297,9 @@ def _flag_leaning(image: np.ndarray, candidates: list[Candidate]) -> list[Candid
     at on the scale of the faces found on this photo (their median, by TOP_PER_USUAL), not the
     usual die's: a calibration's die may be another set's."""
     looked = [i for i, c in enumerate(candidates) if not c.flags or c.faint]
-    on_tray = [c.size for c in candidates if OUTSIDE not in c.flags]
     if not looked:
         return candidates
-    side = float(np.median(on_tray)) / TOP_PER_USUAL
+    side = float(np.median([c.size for c in candidates if OUTSIDE not in c.flags])) / TOP_PER_USUAL
     chances = lean_chances(image, [candidates[i].center for i in looked], side)
     flagged = list(candidates)
     for i, chance in zip(looked, chances):
