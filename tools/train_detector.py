@@ -48,7 +48,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from companion.bench_vision import real_truth  # noqa: E402
-from train_faces import BYLER, byler_quad, byler_records, export_probabilities, held_out  # noqa: E402
+from train_faces import BYLER, byler_quad, byler_records, export_probabilities, held_out, train_steps  # noqa: E402
 from vision import detect, locate, synth  # noqa: E402
 
 CROP = 80            # training crop side, net input pixels (about five dice)
@@ -377,23 +377,14 @@ def fit(photos: list[Photo], frozen, seed: int, steps: int, batch: int):
     torch.set_num_threads(1)
     rng = np.random.default_rng(seed)
     net = build_net(frozen)
-    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=2e-3, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=4e-3, total_steps=steps)
-    running, start = 0.0, time.time()
-    for step in range(steps):
+
+    def batch_loss():
         picks = rng.integers(len(photos), size=batch)
         xs, cells = zip(*(sample(rng, photos[i]) for i in picks))
         x, cells = torch.from_numpy(np.stack(xs)), torch.from_numpy(np.stack(cells))
-        net.train()
-        loss = stacked_loss(net(x)[0], cells)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        running = 0.98 * running + 0.02 * float(loss.detach()) if step else float(loss.detach())
-        if step % 200 == 0 or step == steps - 1:
-            print(f"step {step}/{steps} stacked {running:.3f} ({time.time() - start:.0f} s)", flush=True)
-    return net.eval()
+        return stacked_loss(net(x)[0], cells)
+
+    return train_steps(net, steps, batch_loss, "stacked")
 
 
 def export_onnx(net, path: str) -> None:

@@ -527,6 +527,28 @@ def fit_cnn(crops: np.ndarray, y: np.ndarray, seed: int, epochs: int):
     return net.eval()
 
 
+def train_steps(net, steps: int, batch_loss, name: str):
+    """Train `net`'s trainable weights (the detector's and the leaning-die classifier's scripts
+    use it too): `steps` steps of AdamW under a one-cycle learning rate (peak 4e-3), each on the
+    loss `batch_loss()` gives for a fresh batch; prints the running loss as `name`."""
+    import torch
+
+    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=2e-3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=4e-3, total_steps=steps)
+    running, start = 0.0, time.time()
+    for step in range(steps):
+        net.train()
+        loss = batch_loss()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        running = 0.98 * running + 0.02 * float(loss.detach()) if step else float(loss.detach())
+        if step % 200 == 0 or step == steps - 1:
+            print(f"step {step}/{steps} {name} {running:.3f} ({time.time() - start:.0f} s)", flush=True)
+    return net.eval()
+
+
 def export_probabilities(net, squash, example, path: str, names: tuple[str, ...], dynamic_axes: dict) -> None:
     """Export `net` followed by `squash` (logits -> probabilities) to ONNX for cv2.dnn (the
     detector's training script uses it too). `names`: the input's, then each output's."""

@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
 
 from companion.bench_vision import real_truth  # noqa: E402
-from train_faces import BYLER, byler_records, export_probabilities, held_out  # noqa: E402
+from train_faces import BYLER, byler_records, export_probabilities, held_out, train_steps  # noqa: E402
 from vision import lean, locate, synth  # noqa: E402
 
 TRAY_SEED = 9_900_000      # first synthetic tray seed (far from the benchmark's and the tests')
@@ -151,25 +151,15 @@ def fit(crops, reaches, labels, seed: int, steps: int, batch: int):
     torch.set_num_threads(2)
     rng = np.random.default_rng(seed)
     net = build_net()
-    opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=4e-3, total_steps=steps)
     positives, negatives = np.flatnonzero(labels == 1), np.flatnonzero(labels == 0)
-    running, start = 0.0, time.time()
-    for step in range(steps):
+
+    def batch_loss():
         # a third of each batch leans: leaning dice are rare on a tray
         picks = np.concatenate([rng.choice(positives, batch // 3), rng.choice(negatives, batch - batch // 3)])
         x = torch.from_numpy(augment(rng, crops[picks], reaches[picks]))
-        y = torch.from_numpy(labels[picks])
-        net.train()
-        loss = bce(net(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        running = 0.98 * running + 0.02 * float(loss.detach()) if step else float(loss.detach())
-        if step % 200 == 0 or step == steps - 1:
-            print(f"step {step}/{steps} loss {running:.3f} ({time.time() - start:.0f} s)", flush=True)
-    return net.eval()
+        return bce(net(x), torch.from_numpy(labels[picks]))
+
+    return train_steps(net, steps, batch_loss, "loss")
 
 
 def cmd_train(args) -> None:
