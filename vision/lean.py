@@ -29,19 +29,23 @@ def lean_crop(image_bgr: np.ndarray, centre, side: float) -> np.ndarray:
     """The CROP×CROP BGR cut around `centre` (photo pixels) as the net sees it: the usual die's
     `side` (photo pixels) scaled to DIE, turned so that the way from the photo's centre to the
     die points right (to +x)."""
-    h, w = image_bgr.shape[:2]
     cx, cy = float(centre[0]), float(centre[1])
-    outward = math.degrees(math.atan2(cy - (h - 1) / 2, cx - (w - 1) / 2))
+    outward = math.degrees(math.atan2(*_from_middle(image_bgr.shape, centre)[::-1]))
     m = cv2.getRotationMatrix2D((cx, cy), outward, DIE / max(side, 1.0))
     m[:, 2] += (CROP - 1) / 2 - np.array([cx, cy])
-    return cv2.warpAffine(image_bgr, m, (CROP, CROP), flags=cv2.INTER_AREA if side > DIE else cv2.INTER_LINEAR,
-                          borderMode=cv2.BORDER_REPLICATE)
+    # (warpAffine has no area interpolation: it samples linearly however much it shrinks)
+    return cv2.warpAffine(image_bgr, m, (CROP, CROP), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
 
 
 def outward_reach(image_shape, centre) -> float:
     """How far out a die lies: its distance from the photo's centre, in photo widths."""
+    return math.hypot(*_from_middle(image_shape, centre)) / image_shape[1]
+
+
+def _from_middle(image_shape, centre) -> tuple[float, float]:
+    """(dx, dy) from the photo's middle (pixel centres) to `centre`."""
     h, w = image_shape[:2]
-    return math.hypot(float(centre[0]) - (w - 1) / 2, float(centre[1]) - (h - 1) / 2) / w
+    return float(centre[0]) - (w - 1) / 2, float(centre[1]) - (h - 1) / 2
 
 
 def net_input(crops_bgr: np.ndarray, reaches) -> np.ndarray:
