@@ -1,4 +1,5 @@
-"""Train the leaning-die classifier shipped in models/lean_cnn.onnx (`vision.lean`), and evaluate it.
+"""Train the close-look classifier shipped in models/lean_cnn.onnx (`vision.lean`: flat, leaning or
+stacked), and evaluate it.
 
 Optional extra, not needed at runtime (`vision.lean` runs the exported model with OpenCV's dnn
 module). Training needs torch and onnx, kept out of the project's dependencies:
@@ -11,9 +12,10 @@ module). Training needs torch and onnx, kept out of the project's dependencies:
 Training data (seeded; the defaults reproduce the shipped model), each die cut out as
 `vision.lean.lean_crop` cuts it at runtime, the usual die's side as `vision.locate` measures it:
 * `vision.synth.render_tray` trays (exact truth): 4-30 dice, plain and hard, lone or touching,
-  0-3 of them leaning or on an edge (22-45 degrees), some stacked pairs (left out: neither
-  label), from above and below, Pi-camera and phone sizes, a quarter of them picture-faced sets
-  (the boxed set's paco on the ace, a skull, an emblem on the 6);
+  0-3 of them leaning or on an edge (22-45 degrees), a stacked pair in half of them (each die
+  of it cut at its own centre and at the pair's middle, where the locator may see one die), from
+  above and below, Pi-camera and phone sizes, a quarter of them picture-faced sets (the boxed
+  set's paco on the ace, a skull, an emblem on the 6);
 * the byler-d6 photos of the author's TRAIN split (`../shared/data/byler-d6/`), less every fifth
   photo (`train_faces.held_out`), as taken and framed as a phone photo: every die lies flat.
 Each die is cut twice, its centre moved by up to JITTER of its side and its scale by up to ZOOM
@@ -38,12 +40,14 @@ sys.path.insert(0, str(REPO / "tools"))
 from companion.bench_vision import real_truth  # noqa: E402
 from train_faces import BYLER, byler_records, export_probabilities, held_out, train_steps  # noqa: E402
 from vision import lean, locate, synth  # noqa: E402
+from vision.lean import FLAT, LEANING, ON_ANOTHER  # noqa: E402
 
 TRAY_SEED = 9_900_000      # first synthetic tray seed (far from the benchmark's and the tests')
 CHECK_SEED = 9_950_000     # first synthetic tray seed kept for checking
 JITTER = 0.08              # a crop's centre moved by up to this share of the usual die's side...
 ZOOM = (0.87, 1.15)        # ...and its scale by up to this much
 CUTS = 2                   # crops per die
+STACKED_TRAYS = 0.5        # share of trays with a stacked pair
 PICTURES = ("paco", "skull", "emblem")   # picture-faced sets of every fourth tray, in turn
 
 
@@ -70,7 +74,7 @@ def tray_arguments(seed: int) -> dict:
     n_dice = int(rng.integers(4, 31))
     args = {"seed": seed, "n_dice": n_dice, "view": ("above", "below")[seed % 3 == 2], "hard": seed % 2 == 0,
             "clusters": float(rng.choice([0.1, 0.5, 0.9])), "edge": int(rng.integers(0, min(3, n_dice - 2) + 1)),
-            "stacked": int(rng.random() < 0.2)}
+            "stacked": int(rng.random() < STACKED_TRAYS)}
     if seed % 5 == 4:
         args["size"] = synth.PHONE
     if seed % 4 == 1:
@@ -79,18 +83,24 @@ def tray_arguments(seed: int) -> dict:
 
 
 def tray_crops(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(crops, reaches, labels: 1 leaning, 0 flat) of one synthetic tray's dice on the floor."""
+    """(crops, reaches, labels: FLAT, LEANING or ON_ANOTHER) of one synthetic tray's dice on the floor,
+    and of each stacked pair's middle."""
     try:
         image, truth = synth.render_tray(**tray_arguments(seed))
     except ValueError:
-        return np.zeros((0, lean.CROP, lean.CROP, 3), np.uint8), np.zeros(0, np.float32), np.zeros(0, np.float32)
-    dice = [d for d in truth if not {"stacked", "cut", "outside"} & set(d["flags"])]
-    labels = np.repeat([float("edge" in d["flags"]) for d in dice], CUTS).astype(np.float32)
-    return (*crops_of(np.random.default_rng(seed), image, [d["center"] for d in dice]), labels)
+        return np.zeros((0, lean.CROP, lean.CROP, 3), np.uint8), np.zeros(0, np.float32), np.zeros(0, np.int64)
+    dice = [d for d in truth if not {"cut", "outside"} & set(d["flags"])]
+    centres = [d["center"] for d in dice]
+    labels = [ON_ANOTHER if "stacked" in d["flags"] else LEANING if "edge" in d["flags"] else FLAT for d in dice]
+    stacked = [d["center"] for d in dice if "stacked" in d["flags"]]
+    for lower, upper in zip(stacked[::2], stacked[1::2]):      # synth gives each pair lower, upper
+        centres.append((np.asarray(lower) + upper) / 2)
+        labels.append(ON_ANOTHER)
+    return (*crops_of(np.random.default_rng(seed), image, centres), np.repeat(labels, CUTS).astype(np.int64))
 
 
 def byler_crops(names_ok) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(crops, reaches, labels: all 0) of the byler TRAIN photos' dice whose names pass
+    """(crops, reaches, labels: all FLAT) of the byler TRAIN photos' dice whose names pass
     `names_ok`, as taken and framed as a phone photo."""
     crops = []
     rng = np.random.default_rng(0)
@@ -103,7 +113,7 @@ def byler_crops(names_ok) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         crops.append(crops_of(rng, image, centres))
         crops.append(crops_of(rng, big, centres * scale + np.float32([pad, 0])))
     reaches = np.concatenate([r for _, r in crops])
-    return np.concatenate([c for c, _ in crops]), reaches, np.zeros(len(reaches), np.float32)
+    return np.concatenate([c for c, _ in crops]), reaches, np.full(len(reaches), FLAT, np.int64)
 
 
 def dataset(first: int, trays: int, byler_ok=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -125,8 +135,8 @@ def build_net():
     def stage(inputs: int, outputs: int, stride: int = 1) -> list:
         return [nn.Conv2d(inputs, outputs, 3, stride, padding=1, bias=False), nn.BatchNorm2d(outputs), nn.ReLU()]
 
-    return nn.Sequential(*stage(4, 12, 2), *stage(12, 16), nn.MaxPool2d(2), *stage(16, 32), nn.MaxPool2d(2),
-                         *stage(32, 48), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(48, 1), nn.Flatten(0))
+    return nn.Sequential(*stage(4, 16, 2), *stage(16, 24), nn.MaxPool2d(2), *stage(24, 48), nn.MaxPool2d(2),
+                         *stage(48, 64), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 3))
 
 
 def augment(rng, crops: np.ndarray, reaches: np.ndarray) -> np.ndarray:
@@ -145,32 +155,41 @@ def augment(rng, crops: np.ndarray, reaches: np.ndarray) -> np.ndarray:
 
 def fit(crops, reaches, labels, seed: int, steps: int, batch: int):
     import torch
-    from torch.nn.functional import binary_cross_entropy_with_logits as bce
+    from torch.nn.functional import cross_entropy
 
     torch.manual_seed(seed)
     torch.set_num_threads(2)
     rng = np.random.default_rng(seed)
     net = build_net()
-    positives, negatives = np.flatnonzero(labels == 1), np.flatnonzero(labels == 0)
+    flat, leaning, stacked = (np.flatnonzero(labels == label) for label in (FLAT, LEANING, ON_ANOTHER))
 
     def batch_loss():
-        # a third of each batch leans: leaning dice are rare on a tray
-        picks = np.concatenate([rng.choice(positives, batch // 3), rng.choice(negatives, batch - batch // 3)])
+        # a third of each batch leans and a quarter is stacked: both are rare on a tray
+        picks = np.concatenate([rng.choice(leaning, batch // 3), rng.choice(stacked, batch // 4),
+                                rng.choice(flat, batch - batch // 3 - batch // 4)])
         x = torch.from_numpy(augment(rng, crops[picks], reaches[picks]))
-        return bce(net(x), torch.from_numpy(labels[picks]))
+        return cross_entropy(net(x), torch.from_numpy(labels[picks]))
 
     return train_steps(net, steps, batch_loss, "loss")
 
 
 def cmd_train(args) -> None:
     crops, reaches, labels = dataset(TRAY_SEED, args.trays, lambda name: not held_out(name))
-    print(f"{len(crops)} crops, {int(labels.sum())} leaning", flush=True)
+    print(f"{len(crops)} crops, {np.sum(labels == LEANING)} leaning, {np.sum(labels == ON_ANOTHER)} stacked", flush=True)
     net = fit(crops, reaches, labels, args.seed, args.steps, args.batch)
     import torch
 
-    export_probabilities(net, torch.sigmoid, torch.zeros(1, 4, lean.CROP, lean.CROP), args.out,
-                         ("crop", "leaning"), {"crop": {0: "n"}, "leaning": {0: "n"}})
+    export_probabilities(net, lambda t: torch.softmax(t, 1), torch.zeros(1, 4, lean.CROP, lean.CROP), args.out,
+                         ("crop", "chances"), {"crop": {0: "n"}, "chances": {0: "n"}})
     print(f"wrote {args.out} ({Path(args.out).stat().st_size // 1024} kB)")
+
+
+def caught(chances: np.ndarray, under: float, kind: int, other: int) -> str:
+    """'N % (named right M %)': the share of these dice given under `under` of lying flat, and
+    the share of those the net finds likelier `kind` than `other` (the flag they get)."""
+    flagged = chances[chances[:, FLAT] < under]
+    named = 100 * np.mean(flagged[:, kind] > flagged[:, other]) if len(flagged) else 0.0
+    return f"{100 * len(flagged) / len(chances):.1f} % (named right {named:.0f} %)"
 
 
 def cmd_evaluate(args) -> None:
@@ -180,12 +199,14 @@ def cmd_evaluate(args) -> None:
             "byler train, every fifth photo (not trained on), as taken and phone-framed": byler_crops(held_out)}
     for title, (crops, reaches, labels) in sets.items():
         chances = np.concatenate([model.chances(crops[i:i + 256], reaches[i:i + 256]) for i in range(0, len(crops), 256)])
-        flat, leaning = chances[labels == 0], chances[labels == 1]
-        print(f"{title}: {len(flat) // CUTS} flat dice, {len(leaning) // CUTS} leaning (each cut {CUTS} times)")
+        flat, leaning, stacked = (chances[labels == label] for label in (FLAT, LEANING, ON_ANOTHER))
+        print(f"{title}: {len(flat) // CUTS} flat dice, {len(leaning) // CUTS} leaning, {len(stacked) // CUTS} "
+              f"stacked (with the pairs' middles; each cut {CUTS} times)")
         for t in args.scores:
-            line = f"  >= {t}: flat dice flagged {100 * np.mean(flat >= t):.2f} %"
+            line = f"  flat under {t}: flat dice flagged {100 * np.mean(flat[:, FLAT] < t):.2f} %"
             if len(leaning):
-                line += f", leaning dice caught {100 * np.mean(leaning >= t):.1f} %"
+                line += (f"; leaning dice caught {caught(leaning, t, LEANING, ON_ANOTHER)},"
+                         f" stacked dice {caught(stacked, t, ON_ANOTHER, LEANING)}")
             print(line)
     crops, reaches = with_trays[0][:30], with_trays[1][:30]
     times = []
@@ -201,14 +222,15 @@ def main(argv=None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train")
     train.add_argument("--seed", type=int, default=7)
-    train.add_argument("--steps", type=int, default=6000)
+    train.add_argument("--steps", type=int, default=9000)
     train.add_argument("--batch", type=int, default=96)
     train.add_argument("--trays", type=int, default=1200, help="vision.synth trays to learn from")
     train.add_argument("--out", default=str(lean.MODEL_PATH))
     evaluate = sub.add_parser("evaluate")
     evaluate.add_argument("--trays", type=int, default=150, help="fresh synthetic trays to check on")
     evaluate.add_argument("--model", default=str(lean.MODEL_PATH))
-    evaluate.add_argument("--scores", type=float, nargs="+", default=[0.5, 0.8, 0.9, 0.95, 0.98])
+    evaluate.add_argument("--scores", type=float, nargs="+", default=[0.5, 0.2, 0.1, 0.05, 0.02],
+                          help="chances of lying flat under which a die is flagged")
     args = parser.parse_args(argv)
     {"train": cmd_train, "evaluate": cmd_evaluate}[args.command](args)
 

@@ -1,15 +1,17 @@
-"""Whether a die leans or stands on an edge, from a close look at it: a small learned net over a
-crop around that die alone, turned to a fixed way out of the photo.
+"""Whether a die lies flat, leans (or stands on an edge) or rests on another die, from a close look
+at it: a small learned net over a crop around that die alone, turned to a fixed way out of the photo.
 
-The detector (`vision.detect`) sees the whole tray with the usual die 16 pixels across; at that
-size a die leaning at 30-45 degrees looks much like a flat die whose sides a wide lens shows, and
-its on-edge score gives half the leaning dice under 0.5 (`models/lean_cnn.md`). Here each die is
+The detector (`vision.detect`) sees the whole tray with the usual die 16 pixels across. At that
+size a die leaning at 30-45 degrees looks much like a flat die whose sides a wide lens shows (its
+on-edge score gives half the leaning dice under 0.5), and a die resting on another off its centre
+hides all but a rim of the lower one (`models/lean_cnn.md`). Here each die is
 cut out on its own, turned so that the way from the photo's centre to the die points right (a
 lens shows a flat die's sides on the side facing the centre, so they always fall on the left),
 and scaled so that the usual die is `DIE` pixels across; a fourth channel tells the net how far
 out the die lies (its distance from the photo's centre in photo widths: how much of a flat die's
 sides a lens shows there). The net (`models/lean_cnn.onnx`, trained by `tools/train_lean.py`)
-gives the chance that it leans. It runs through OpenCV's dnn module: no torch at runtime.
+gives the chances that it lies flat, leans, or is stacked. It runs through OpenCV's dnn module:
+no torch at runtime.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import numpy as np
 MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "lean_cnn.onnx"
 CROP = 48     # the net's input side, pixels
 DIE = 20      # the usual die's side in the crop, pixels (a leaning die's outline: up to 1.5 times)
+FLAT, LEANING, ON_ANOTHER = 0, 1, 2    # the net's outputs, in order: lies flat, leans, is stacked
 
 
 def lean_crop(image_bgr: np.ndarray, centre, side: float) -> np.ndarray:
@@ -60,7 +63,8 @@ def net_input(crops_bgr: np.ndarray, reaches) -> np.ndarray:
 
 
 class LeanModel:
-    """The exported net, loaded once: N crops and their dice's reaches in, N chances of leaning out."""
+    """The exported net, loaded once: N crops and their dice's reaches in, N×3 chances out
+    (FLAT, LEANING, ON_ANOTHER)."""
 
     def __init__(self, path: Path = MODEL_PATH):
         if not Path(path).exists():
@@ -73,9 +77,9 @@ class LeanModel:
 
     def chances(self, crops_bgr: np.ndarray, reaches) -> np.ndarray:
         if not len(crops_bgr):
-            return np.zeros(0, np.float32)
+            return np.zeros((0, 3), np.float32)
         self.net.setInput(net_input(crops_bgr, reaches))
-        return self.net.forward().reshape(len(crops_bgr))
+        return self.net.forward().reshape(len(crops_bgr), 3)
 
 
 @lru_cache(maxsize=1)
@@ -84,7 +88,8 @@ def load_model() -> LeanModel:
 
 
 def lean_chances(image_bgr: np.ndarray, centres, side: float) -> np.ndarray:
-    """The chance that each die at `centres` (photo pixels) leans or stands on an edge, the usual
-    die being `side` photo pixels across."""
+    """N×3 chances that each die at `centres` (photo pixels) lies flat, leans (or stands on an
+    edge), or rests on another die or under one (FLAT, LEANING, ON_ANOTHER), the usual die being
+    `side` photo pixels across."""
     crops = np.array([lean_crop(image_bgr, c, side) for c in centres], np.uint8).reshape(-1, CROP, CROP, 3)
     return load_model().chances(crops, [outward_reach(image_bgr.shape, c) for c in centres])

@@ -69,7 +69,7 @@ import cv2
 import numpy as np
 
 from vision.detect import EDGE_SCORE, STACKED_SCORE, Detections, detect_dice, die_centres
-from vision.lean import lean_chances
+from vision.lean import FLAT, LEANING, ON_ANOTHER, lean_chances
 from vision.types import CUT, EDGE, OUTSIDE, STACKED, UNREADABLE, Candidate, ImageError
 
 WORK_LONG_SIDE = 640          # pixels on the working copy's long side
@@ -129,7 +129,7 @@ GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarte
 SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
 UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone sees (a tray's printed wall: 0.51)...
 UNACCOUNTED_REACH = 1.6      # ...that counts this near the floor found (sides: a die behind one against the wall)
-LEAN_CHANCE = 0.8            # least chance of leaning (`vision.lean`) of a die to flag `edge`...
+FLAT_CHANCE = 0.05           # least chance of lying flat (`vision.lean`) of a die to count it...
 TOP_PER_USUAL = 0.87         # ...its scale: the faces found's median against the usual die's side (synthetic
                              # plain trays: 0.81-0.95, median 0.87; byler-d6: about 1.0)
 ON_FLOOR_DEPTH = 0.7         # a die this deep inside a floor that may take in the rim (its own sides) lies on it
@@ -268,7 +268,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     if view.floor_by_edges:
         candidates = _flag_near_the_rim(candidates, tray_mask, view.scale)
     candidates = _flag_crowded([_top_face(image, c) for c in candidates], blank, apart)
-    candidates = _flag_leaning(image, candidates)
+    candidates = _flag_not_flat(image, candidates)
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
     return candidates
 
@@ -289,13 +289,14 @@ def _flag_near_the_rim(candidates: list[Candidate], tray_mask: np.ndarray, scale
     return flagged
 
 
-def _flag_leaning(image: np.ndarray, candidates: list[Candidate]) -> list[Candidate]:
+def _flag_not_flat(image: np.ndarray, candidates: list[Candidate]) -> list[Candidate]:
     """Dice about to be counted (no flag, or faint: a sure read would count them) that a close
-    look at each (`vision.lean`) sees leaning, at LEAN_CHANCE or more, flagged `edge`: a die
-    leaning at 30-45 degrees shows two faces whose outline passes for a flat die's seen at a
-    slant, and the detector's on-edge score gives half of them under 0.5. The dice are looked
-    at on the scale of the faces found on this photo (their median, by TOP_PER_USUAL), not the
-    usual die's: a calibration's die may be another set's."""
+    look at each (`vision.lean`) gives under FLAT_CHANCE of lying flat, flagged `edge` or `stacked`,
+    whichever it finds likelier (leaning, or resting on another die): a die leaning at 30-45 degrees
+    shows two faces whose outline passes for a flat die's seen at a slant, and the detector's
+    on-edge score gives half of them under 0.5; a die resting on another hides all but a rim of
+    it. The dice are looked at on the scale of the faces found on this photo (their median, by
+    TOP_PER_USUAL), not the usual die's: a calibration's die may be another set's."""
     looked = [i for i, c in enumerate(candidates) if not c.flags or c.faint]
     if not looked:
         return candidates
@@ -303,8 +304,9 @@ def _flag_leaning(image: np.ndarray, candidates: list[Candidate]) -> list[Candid
     chances = lean_chances(image, [candidates[i].center for i in looked], side)
     flagged = list(candidates)
     for i, chance in zip(looked, chances):
-        if chance >= LEAN_CHANCE:
-            flagged[i] = replace(candidates[i], flags=(EDGE,), faint=False)
+        if chance[FLAT] < FLAT_CHANCE:
+            flag = EDGE if chance[LEANING] >= chance[ON_ANOTHER] else STACKED
+            flagged[i] = replace(candidates[i], flags=(flag,), faint=False)
     return flagged
 
 
