@@ -528,7 +528,7 @@ def fit_cnn(crops: np.ndarray, y: np.ndarray, seed: int, epochs: int):
 
 
 def train_steps(net, steps: int, batch_loss, name: str):
-    """Train `net`'s trainable weights (the detector's and the leaning-die classifier's scripts
+    """Train `net`'s trainable weights (the detector's and the close look's classifier's scripts
     use it too): `steps` steps of AdamW under a one-cycle learning rate (peak 4e-3), each on the
     loss `batch_loss()` gives for a fresh batch; prints the running loss as `name`."""
     import torch
