@@ -117,7 +117,8 @@ MARK_MIDDLES = (0.35, 0.42)   # ...within either radius (patch sides) of its mid
 PIP_HOLE = 0.25               # a hole in a piece of a cluster up to this side (piece sides) is a pip
 FAINT_MARKS = 18.0            # a die-sized square plain blob with this much detail may be a die (faint pips)
 FAINT_SIZE = (0.7, 1.3)       # ...when its side is this many usual sides
-FAINT_ASPECT = 1.35           # ...and it is no longer than this (a dark die's shadow lengthens its blob)
+FAINT_ASPECT = 1.35           # ...and it is no longer than this (a dark die's shadow lengthens its blob)...
+ROUND_FILL = 0.92             # ...and fills less than this of its enclosing circle (byler-d6 train dark dice: 0.76-0.89; a hole: 0.95-1)
 FAINT_ROW = 3.5               # ...or, as thick as one, up to this many die areas (dark dice touching)...
 FAINT_ROW_FILL = 0.6          # ...filling this share of its rectangle
 SMOOTH_DETAIL = 12.0          # a piece of a cluster with less sharp detail (Lab L) than this inside...
@@ -1651,13 +1652,25 @@ def _lone_die(blob: _Blob, expected: float, lum: np.ndarray) -> bool:
 
 
 def _faint_die(blob: _Blob, expected: float, lum: np.ndarray) -> bool:
-    """A plain blob that may still be a die: as square, full and big as one, with some sharp
-    detail inside (a glare patch or a shadow has next to none). A dark die in dim light (dark
-    red pips on black) is such a blob, its shadow making it up to a third longer than wide."""
+    """A plain blob that may still be a die: as square, full and big as one, not round, with
+    some sharp detail inside (a glare patch or a shadow has next to none). A dark die in dim
+    light (dark red pips on black) is such a blob, its shadow making it up to a third longer
+    than wide. Round: a hole in the tray, a coin, a bottle cap, which a small working copy's
+    pixels square off enough to pass for a die's outline; a die's corners stick out of the
+    circle its sides touch."""
     fill, aspect, _ = _squareness(blob.mask)
     broad = _detail(blob, lum, 0.25)
     return (FAINT_SIZE[0] <= np.sqrt(blob.area) / expected <= FAINT_SIZE[1] and fill > 0.85
-            and aspect < FAINT_ASPECT and broad is not None and broad >= FAINT_MARKS)
+            and aspect < FAINT_ASPECT and _circle_fill(blob.mask) < ROUND_FILL
+            and broad is not None and broad >= FAINT_MARKS)
+
+
+def _circle_fill(mask: np.ndarray) -> float:
+    """The share of its smallest enclosing circle that a mask fills (about 1 for a disc, 0.64
+    for a square: pixel centres, so a small disc may give a little over 1)."""
+    contours, _ = cv2.findContours(mask.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    _, radius = cv2.minEnclosingCircle(np.concatenate(contours))
+    return float(mask.sum()) / (np.pi * max(radius, 0.5) ** 2)
 
 
 def _faint_dice(blob: _Blob, expected: float, lab: np.ndarray) -> bool:

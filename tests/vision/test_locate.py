@@ -637,6 +637,20 @@ def test_a_white_die_at_phone_size_is_not_cut_into_pip_found_halves(byler_truth)
         assert len(inside) == 1, f"4 at {die['bbox']} found {len(inside)} times"
 
 
+def test_a_round_hole_in_the_tray_at_phone_size_is_no_faint_die(byler_truth):
+    # byler train, framed as a phone photo: the tray's round hole, on its floor, about a die
+    # big, squared off by the working copy's pixels and with some detail on its rim, passed for
+    # a dark die with faint pips and was flagged `unreadable` (a third of the phone-framed
+    # photos went to `check` for it alone); a disc fills its enclosing circle, a die does not
+    row = next(r for r in byler_truth if r["image"].endswith("IMG_20191209_095348.jpg"))
+    assert row["split"] == "train"
+    image, scale, pad = synth.phone_framed(cv2.imread(row["path"]))
+    found = find_dice(image)
+    boxes = [(x * scale + pad, y * scale, w * scale, h * scale) for x, y, w, h in (d["bbox"] for d in row["dice"])]
+    assert len(found) == len(boxes) and not any(c.flags for c in found)
+    assert all(len(in_box(box, found)) == 1 for box in boxes)
+
+
 def test_pieces_of_a_tray_rim_many_dice_big_are_never_counted_as_dice():
     # a white tray on a wooden table whose floor is not found: each half of the rim is one blob
     # thirty dice big in which the detector sees no die. Cut by k-means into die-sized squares,
