@@ -4,12 +4,12 @@ at it: a small learned net over a crop around that die alone, turned to a fixed 
 The detector (`vision.detect`) sees the whole tray with the usual die 16 pixels across. At that
 size a die leaning at 30-45 degrees looks much like a flat die whose sides a wide lens shows (its
 on-edge score gives half the leaning dice under 0.5), and a die resting on another off its centre
-hides all but a rim of the lower one (`models/lean_cnn.md`). Here each die is
-cut out on its own, turned so that the way from the photo's centre to the die points right (a
-lens shows a flat die's sides on the side facing the centre, so they always fall on the left),
-and scaled so that the usual die is `DIE` pixels across; a fourth channel tells the net how far
-out the die lies (its distance from the photo's centre in photo widths: how much of a flat die's
-sides a lens shows there). The net (`models/lean_cnn.onnx`, trained by `tools/train_lean.py`)
+hides all but a rim of the lower one (`models/lean_cnn.md`). Here each die is cut out on its own,
+turned so that the way from the photo's centre to the die points right (a lens shows a flat
+die's sides on the side facing the centre, so they always fall on the left), and scaled so that
+the usual die is `DIE` pixels across; a fourth channel tells the net how far out the die lies
+(its distance from the photo's centre in photo widths: how much of a flat die's sides a lens
+shows there). The net (`models/lean_cnn.onnx`, trained by `tools/train_lean.py`)
 gives the chances that it lies flat, leans, or is stacked. It runs through OpenCV's dnn module:
 no torch at runtime.
 """

@@ -640,8 +640,9 @@ def test_a_white_die_at_phone_size_is_not_cut_into_pip_found_halves(byler_truth)
 def test_a_round_hole_in_the_tray_at_phone_size_is_no_faint_die(byler_truth):
     # byler train, framed as a phone photo: the tray's round hole, on its floor, about a die
     # big, squared off by the working copy's pixels and with some detail on its rim, passed for
-    # a dark die with faint pips and was flagged `unreadable` (a third of the phone-framed
-    # photos went to `check` for it alone); a disc fills its enclosing circle, a die does not
+    # a dark die with faint pips and was flagged `unreadable`, on 26 of the 197 phone-framed
+    # train photos (this one was `check` for it alone); a disc fills its enclosing circle, a
+    # die does not
     row = next(r for r in byler_truth if r["image"].endswith("IMG_20191209_095348.jpg"))
     assert row["split"] == "train"
     image, scale, pad = synth.phone_framed(cv2.imread(row["path"]))
