@@ -40,7 +40,9 @@ ringed by an outline; a black die against a dim room seen from below is found by
 light pips (even an ace's one) on an even dark face with no outline at all are reported flagged,
 as is a die-sized square blob whose marks are too faint to count as a face's (dim pips). Dice touching
 corner to corner in a straight row fill their rectangle like a rim or a ruler: a band as wide
-as a die is cut like a cluster, every part flagged.
+as a die is cut like a cluster, every part flagged. A pale die on a pale board may be found
+only in part (its brightest part, its pips with a side's): a candidate lying off the centre of a
+die the detector is sure lies flat, or one of two pieces of it, is redrawn as that die.
 The usual die size comes from the square blobs no smaller than the smallest die, with detail at
 a pip's scale: a lamp's soft round glow seen through the tray has none, a die merged with a glow
 too little. Two candidates closer than a die's side cannot both be flat
@@ -135,6 +137,10 @@ TOP_PER_USUAL = 0.87         # ...its scale: the faces found's median against th
                              # plain trays: 0.81-0.95, median 0.87; byler-d6: about 1.0)
 ON_FLOOR_DEPTH = 0.7         # a die this deep inside a floor that may take in the rim (its own sides) lies on it
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
+PIECE_REACH = 0.6             # a candidate nearer than this (sides) to a die the detector sees flat is of that die...
+OFF_CENTRE = 0.2              # ...and cut off its centre when this far from it...
+PIECE_SIZE = 0.6              # ...or when its side is under this share of the die's...
+PIECE_MARGIN = 2.0            # ...unless another die the detector sees lies less than this many times as far
 SEEN_FACE_GROWTH = 1.4        # most a die's face found exceeds the side the net sees (its sides seen at a slant)
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
 UNDER_CHROMA = 10.0           # least Lab chroma for a hue to count (greys have none)
@@ -216,7 +222,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     blobs = _blobs(on_tray, view.min_side, view.max_side)
     hsv = cv2.cvtColor(view.small, cv2.COLOR_BGR2HSV)
     lum = view.lab[..., 0]
-    candidates, blank, apart = [], [], []
+    candidates, blank, apart, seen = [], [], [], []
     for index, blob in enumerate(blobs):
         for region, flags in _split(blob, expected, view.lab):
             if _BLANK in flags:
@@ -226,6 +232,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
                                              view.small.shape, view.scale))
                 side = _net_side(blob, region[0], expected, view.lab) if _APART in flags else None
                 apart.append(None if side is None else (index, side / view.scale))
+                seen.append(blob)
     covered = np.zeros(on_tray.shape, np.uint8)
     for cand in candidates:
         cv2.fillPoly(covered, [np.int32(np.round(_in_working(cand.corners, view.scale)))], 1)
@@ -242,6 +249,9 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     free_dark = floor & ~(cv2.dilate(covered | specks, grow) > 0)
     for region, flags in _pip_dice(view.lab, view.denoised, expected, free_dark, free_light):
         candidates.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
+        apart.append(None)
+        seen.append(None)
+    candidates, apart = _redrawn_on_detected(candidates, apart, seen, view, expected, hsv)
     if tray_mask is not None:
         # off the tray only lone, clearly die-shaped blobs are reported (as outside): the rim,
         # the table and whatever stands on it are not dice
@@ -272,6 +282,76 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     candidates = _flag_not_flat(image, candidates)
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
     return candidates
+
+
+def _redrawn_on_detected(candidates: list[Candidate], apart: list, seen: list, view: _WorkingCopy,
+                         expected: float, hsv: np.ndarray) -> tuple[list[Candidate], list]:
+    """Candidates cut off their die's centre, redrawn as the die the detector sees there.
+
+    A pale die on a pale board (white on the byler-d6 tray's grey) differs from it by a few
+    grey levels: the foreground holds only its brightest part, or its pips and a side's, so its
+    outline lies off its top face, often beside a second piece of it (the two then crowd each
+    other), and its face read is refused. A candidate (unflagged, or flagged stacked by its
+    cut) is a piece of the die whose centre the detector sees within PIECE_REACH of a side of
+    its own, lying flat, sure of it, when no other die the detector sees lies within
+    PIECE_MARGIN times that distance (a cut across two dice is neither's). Where a die's pieces
+    lie off its centre (OFF_CENTRE), or are two or more, or the largest is under PIECE_SIZE of
+    its side, none is bigger than the die (a die's side alone passes for a small die) and no
+    other candidate lies within PIECE_REACH of it, they become one candidate: the detector's
+    square, turned as the edges there run. `seen[i]`: the blob candidate i was cut from (its
+    detections are at hand), or None (a die found by its pips: the detector looks around it)."""
+    lab, scale = view.lab, view.scale
+    centres = _in_working([c.center for c in candidates], scale).reshape(-1, 2)
+    targets = {}
+    for i, cand in enumerate(candidates):
+        if cand.faint or not set(cand.flags) <= {STACKED}:
+            continue
+        found, x0, y0 = (_detections_around(seen[i], expected, lab) if seen[i] is not None
+                         else _detections_near(lab, centres[i], expected))
+        dice = found.centres + (x0, y0)
+        gaps = np.hypot(*(dice - centres[i]).T)
+        order = np.argsort(gaps)
+        if not len(order) or gaps[order[0]] >= PIECE_REACH * found.sides[order[0]] or not _sure_flat(found, order[0]):
+            continue
+        k = int(order[0])
+        if len(order) > 1 and gaps[order[1]] < PIECE_MARGIN * gaps[k]:
+            continue   # a piece between two dice (a cut across both) is neither's
+        side = float(found.sides[k])
+        key = tuple(np.round(dice[k] / 2).astype(int))    # one die seen from two crops
+        targets.setdefault(key, (dice[k], side, []))[2].append(i)
+    for key, (centre, side, pieces) in list(targets.items()):
+        gaps = np.hypot(*(centres - centre).T)
+        others = np.ones(len(candidates), bool)
+        others[pieces] = False
+        sizes = np.array([candidates[i].size * scale for i in pieces])
+        off = (len(pieces) > 1 or gaps[pieces].min() >= OFF_CENTRE * side or sizes.max() < PIECE_SIZE * side)
+        if not off or sizes.max() > side or (gaps[others] < PIECE_REACH * side).any():
+            del targets[key]
+    if not targets:
+        return candidates, apart
+    h, w = lab.shape[:2]
+    replaced = {i for _, _, pieces in targets.values() for i in pieces}
+    kept = [i for i in range(len(candidates)) if i not in replaced]
+    out, out_apart = [candidates[i] for i in kept], [apart[i] for i in kept]
+    for centre, side, pieces in targets.values():
+        x, y, half = int(round(centre[0])), int(round(centre[1])), int(np.ceil(0.5 * side))
+        x0, y0 = max(0, x - half), max(0, y - half)
+        patch = lab[y0:min(h, y + half + 1), x0:min(w, x + half + 1), 0]
+        mask = np.zeros(patch.shape, np.uint8)
+        box = cv2.boxPoints(((centre[0] - x0, centre[1] - y0), (side, side), _square_angle(patch)))
+        cv2.fillPoly(mask, [np.int32(np.round(box))], 1)
+        out.append(_candidate((mask.astype(bool), x0, y0), (), hsv, view.small.shape, scale))
+        out_apart.append(None)
+    return out, out_apart
+
+
+def _detections_near(lab: np.ndarray, centre, expected: float) -> tuple[Detections, int, int]:
+    """What `vision.detect` sees within 1.5 usual die sides around a point, and that crop's corner."""
+    h, w = lab.shape[:2]
+    reach = int(np.ceil(1.5 * expected))
+    x0, y0 = max(0, int(centre[0]) - reach), max(0, int(centre[1]) - reach)
+    crop = np.ascontiguousarray(lab[y0:min(h, int(centre[1]) + reach + 1), x0:min(w, int(centre[0]) + reach + 1)])
+    return detect_dice(crop, expected), x0, y0
 
 
 def _flag_near_the_rim(candidates: list[Candidate], tray_mask: np.ndarray, scale: float) -> list[Candidate]:

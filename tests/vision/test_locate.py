@@ -659,11 +659,13 @@ def test_pieces_of_a_tray_rim_many_dice_big_are_never_counted_as_dice():
     # cut into tiles, and a tile with marks is flagged, never counted (the bench's crowded set).
     # The bottom rim's corner and a thin strip of it (some dice big, the detector seeing no die
     # in them) went to k-means, whose squares with the rim's sharp edge passed as three dice:
-    # now a square without die body is dropped
+    # now a square without die body is dropped. Five of the nine dice are counted: a cut across
+    # the black 6 and the purple 5 of the top cluster, once counted as one die, is flagged
+    # stacked with the die below it since that die is redrawn on its centre
     image, truth = synth.render_tray(20240009, 9, clusters=0.9, hard=True, view="above")
     found = find_dice(image)
     counted = [c for c in found if not c.flags]
-    assert len(counted) >= 6
+    assert len(counted) >= 5
     assert all(any(matches(die, [c]) for die in truth) for c in counted)
 
 
