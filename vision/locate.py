@@ -302,7 +302,7 @@ def _redrawn_on_detected(candidates: list[Candidate], apart: list, seen: list, v
     detections are at hand), or None (a die found by its pips: the detector looks around it)."""
     lab, scale = view.lab, view.scale
     centres = _in_working([c.center for c in candidates], scale).reshape(-1, 2)
-    targets = {}
+    targets = []
     for i, cand in enumerate(candidates):
         if cand.faint or not set(cand.flags) <= {STACKED}:
             continue
@@ -317,23 +317,22 @@ def _redrawn_on_detected(candidates: list[Candidate], apart: list, seen: list, v
         if len(order) > 1 and gaps[order[1]] < PIECE_MARGIN * gaps[k]:
             continue   # a piece between two dice (a cut across both) is neither's
         side = float(found.sides[k])
-        key = tuple(np.round(dice[k] / 2).astype(int))    # one die seen from two crops
-        targets.setdefault(key, (dice[k], side, []))[2].append(i)
-    for key, (centre, side, pieces) in list(targets.items()):
-        gaps = np.hypot(*(centres - centre).T)
-        others = np.ones(len(candidates), bool)
-        others[pieces] = False
-        sizes = np.array([candidates[i].size * scale for i in pieces])
-        off = (len(pieces) > 1 or gaps[pieces].min() >= OFF_CENTRE * side or sizes.max() < PIECE_SIZE * side)
-        if not off or sizes.max() > side or (gaps[others] < PIECE_REACH * side).any():
-            del targets[key]
+        # one die seen from two crops (a piece's blob, around a pip group) lies a pixel or two off
+        # (a crop that cuts a die off shows it smaller: the largest side seen counts)
+        die = next((t for t in targets if np.hypot(*(t[0] - dice[k])) < OFF_CENTRE * side), None)
+        if die is None:
+            die = [dice[k], side, []]
+            targets.append(die)
+        die[1] = max(die[1], side)
+        die[2].append(i)
+    targets = [t for t in targets if _redrawn(candidates, centres, scale, *t)]
     if not targets:
         return candidates, apart
     h, w = lab.shape[:2]
-    replaced = {i for _, _, pieces in targets.values() for i in pieces}
+    replaced = {i for _, _, pieces in targets for i in pieces}
     kept = [i for i in range(len(candidates)) if i not in replaced]
     out, out_apart = [candidates[i] for i in kept], [apart[i] for i in kept]
-    for centre, side, pieces in targets.values():
+    for centre, side, _ in targets:
         x, y, half = int(round(centre[0])), int(round(centre[1])), int(np.ceil(0.5 * side))
         x0, y0 = max(0, x - half), max(0, y - half)
         patch = lab[y0:min(h, y + half + 1), x0:min(w, x + half + 1), 0]
@@ -343,6 +342,18 @@ def _redrawn_on_detected(candidates: list[Candidate], apart: list, seen: list, v
         out.append(_candidate((mask.astype(bool), x0, y0), (), hsv, view.small.shape, scale))
         out_apart.append(None)
     return out, out_apart
+
+
+def _redrawn(candidates: list[Candidate], centres: np.ndarray, scale: float, centre: np.ndarray, side: float,
+             pieces: list[int]) -> bool:
+    """Whether the pieces (indices) of the die seen at `centre` are redrawn as it (see
+    `_redrawn_on_detected`)."""
+    gaps = np.hypot(*(centres - centre).T)
+    others = np.ones(len(candidates), bool)
+    others[pieces] = False
+    sizes = np.array([candidates[i].size * scale for i in pieces])
+    off = len(pieces) > 1 or gaps[pieces].min() >= OFF_CENTRE * side or sizes.max() < PIECE_SIZE * side
+    return off and sizes.max() <= side and not (gaps[others] < PIECE_REACH * side).any()
 
 
 def _detections_near(lab: np.ndarray, centre, expected: float) -> tuple[Detections, int, int]:
