@@ -925,6 +925,8 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
             # a few such dice touching, too dim to cut apart: never read as one
             yield (blob.mask, blob.x0, blob.y0), (UNREADABLE,)
         return  # a plain patch (glare, a shadow's edge, a button, a coin): every die face carries marks
+    if _at_frame(blob, lab.shape) and _no_die_in(blob, expected, lab):
+        return  # a piece of the rim or the table that the frame cuts: what is left of a die is die body
     # a straight even band: a tray's rim, a ruler, a pencil (dice in a row leave notches), or
     # dice touching corner to corner in a straight row: as wide as a die, with marks (pips)
     band = aspect > BAND_ASPECT and fill > 0.85
@@ -993,6 +995,14 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
             # a part of a band is never counted: it may be a marked ruler's or rim's, or the cut
             # of a row into dice may be off by one
             yield (part, blob.x0, blob.y0), ((_APART,) if apart else ()) if fine and not band else (STACKED,)
+
+
+def _no_die_in(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
+    """True when the detector sees no die's centre in the blob and little die body (under
+    NOT_BODY on average): on byler-d6 photos framed as phone photos, pieces of the tray's
+    dotted rim cut by the frame's edge average 0.02-0.05, half a die cut by it 0.67."""
+    found = _blob_detections(blob, expected, lab)
+    return not len(found.centres) and float(found.body[blob.mask].mean()) < NOT_BODY
 
 
 def _detector_sees_flat(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
