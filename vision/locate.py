@@ -29,7 +29,9 @@ die neither on its edge nor on another (its sides and shadow, of its colour, hid
 square). A die-shaped one the detector is sure stands on its edge (or fairly sure, with no
 square top face) is on its edge: a steep lean shows only a narrow second face. A blob too
 small for two dice in which the detector sees two or more, each surely flat, is cut as a cluster.
-Parts of a cluster that still do not look like one die are reported flagged, never dropped;
+A blob the frame cuts in which the detector sees no die's centre and almost no die body is a
+piece of the rim or the table, not a die. Parts of a cluster that still do not look like one
+die are reported flagged, never dropped;
 only pieces with no sharp marks inside are: shadow, a bit of wall (one not of the board's
 colour may be a die's blank side, so a die centred next to it is flagged). A piece's pip-sized
 holes (a 1's lone pip that k-means gave to its neighbour) count as its inside. So the photo goes
