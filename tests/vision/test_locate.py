@@ -637,35 +637,33 @@ def test_a_white_die_at_phone_size_is_not_cut_into_pip_found_halves(byler_truth)
         assert len(inside) == 1, f"4 at {die['bbox']} found {len(inside)} times"
 
 
+def assert_each_die_found_once_unflagged_at_phone_size(byler_truth, photo):
+    """A byler train photo framed as a phone photo has one unflagged candidate per die, in its box."""
+    row = next(r for r in byler_truth if r["image"].endswith(photo))
+    assert row["split"] == "train"
+    image, scale, pad = synth.phone_framed(cv2.imread(row["path"]))
+    found = find_dice(image)
+    boxes = [(x * scale + pad, y * scale, w * scale, h * scale) for x, y, w, h in (d["bbox"] for d in row["dice"])]
+    assert len(found) == len(boxes) and not any(c.flags for c in found)
+    assert all(len(in_box(box, found)) == 1 for box in boxes)
+
+
 def test_a_round_hole_in_the_tray_at_phone_size_is_no_faint_die(byler_truth):
     # byler train, framed as a phone photo: the tray's round hole, on its floor, about a die
     # big, squared off by the working copy's pixels and with some detail on its rim, passed for
     # a dark die with faint pips and was flagged `unreadable`, on 26 of the 197 phone-framed
     # train photos (this one was `check` for it alone); a disc fills its enclosing circle, a
     # die does not
-    row = next(r for r in byler_truth if r["image"].endswith("IMG_20191209_095348.jpg"))
-    assert row["split"] == "train"
-    image, scale, pad = synth.phone_framed(cv2.imread(row["path"]))
-    found = find_dice(image)
-    boxes = [(x * scale + pad, y * scale, w * scale, h * scale) for x, y, w, h in (d["bbox"] for d in row["dice"])]
-    assert len(found) == len(boxes) and not any(c.flags for c in found)
-    assert all(len(in_box(box, found)) == 1 for box in boxes)
+    assert_each_die_found_once_unflagged_at_phone_size(byler_truth, "IMG_20191209_095348.jpg")
 
 
 def test_a_piece_of_the_rim_cut_by_the_frame_is_no_die(byler_truth):
     # byler train, framed as a phone photo: the tray's dotted rim runs along the frame's top
     # edge, and two pieces of it there, a die big, were flagged as dice cut by the frame (`edge`
     # and `cut`), sending the photo to `check` (such pieces: 11 in 8 of the 197 phone-framed
-    # train photos, 6 of them `check` for them alone). The
-    # detector sees no die in them and almost no die body (0.02-0.05; half a die cut by the
-    # frame: 0.67)
-    row = next(r for r in byler_truth if r["image"].endswith("IMG_20191209_100525.jpg"))
-    assert row["split"] == "train"
-    image, scale, pad = synth.phone_framed(cv2.imread(row["path"]))
-    found = find_dice(image)
-    boxes = [(x * scale + pad, y * scale, w * scale, h * scale) for x, y, w, h in (d["bbox"] for d in row["dice"])]
-    assert len(found) == len(boxes) and not any(c.flags for c in found)
-    assert all(len(in_box(box, found)) == 1 for box in boxes)
+    # train photos, 6 of them `check` for them alone). The detector sees no die in them and
+    # almost no die body (0.02-0.05; half a die cut by the frame: 0.67)
+    assert_each_die_found_once_unflagged_at_phone_size(byler_truth, "IMG_20191209_100525.jpg")
 
 
 def test_pieces_of_a_tray_rim_many_dice_big_are_never_counted_as_dice():
