@@ -330,18 +330,12 @@ def _redrawn_on_detected(candidates: list[Candidate], apart: list, seen: list, v
     targets = [t for t in targets if _redrawn(candidates, centres, scale, *t)]
     if not targets:
         return candidates, apart
-    h, w = lab.shape[:2]
     replaced = {i for _, _, pieces in targets for i in pieces}
     kept = [i for i in range(len(candidates)) if i not in replaced]
     out, out_apart = [candidates[i] for i in kept], [apart[i] for i in kept]
     for centre, side, _ in targets:
-        x, y, half = int(round(centre[0])), int(round(centre[1])), int(np.ceil(0.5 * side))
-        x0, y0 = max(0, x - half), max(0, y - half)
-        patch = lab[y0:min(h, y + half + 1), x0:min(w, x + half + 1), 0]
-        mask = np.zeros(patch.shape, np.uint8)
-        box = cv2.boxPoints(((centre[0] - x0, centre[1] - y0), (side, side), _square_angle(patch)))
-        cv2.fillPoly(mask, [np.int32(np.round(box))], 1)
-        out.append(_candidate((mask.astype(bool), x0, y0), (), hsv, view.small.shape, scale))
+        region, _ = _detected_square(lab[..., 0], centre, side)
+        out.append(_candidate(region, (), hsv, view.small.shape, scale))
         out_apart.append(None)
     return out, out_apart
 
@@ -473,20 +467,29 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     for (cx, cy), side in zip(found.centres[keep], found.sides[keep]):
         x, y = int(round(cx)), int(round(cy))
         half = int(np.ceil(0.5 * side))
-        x0, y0 = max(0, x - half), max(0, y - half)
-        patch = lum[y0:min(h, y + half + 1), x0:min(w, x + half + 1)]
+        region, patch = _detected_square(lum, (cx, cy), side)
         # a die the frame cuts off may show no marks on what is left of it: flagged `cut`
         cut_off = x - half < 0 or y - half < 0 or x + half >= w or y + half >= h
         if not cut_off and (min(patch.shape) < 5 or not _marked(patch, expected)):
             unmarked = True
             continue
-        mask = np.zeros(patch.shape, np.uint8)
-        box = cv2.boxPoints(((cx - x0, cy - y0), (side, side), _square_angle(patch)))
-        cv2.fillPoly(mask, [np.int32(np.round(box))], 1)
-        if mask.any():
+        if region[0].any():
             on_floor = inside is None or inside[min(y, h - 1), min(x, w - 1)] >= ON_FLOOR_DEPTH * side
-            regions.append(((mask.astype(bool), x0, y0), (UNREADABLE, _FAINT) if on_floor else (UNREADABLE,)))
+            regions.append((region, (UNREADABLE, _FAINT) if on_floor else (UNREADABLE,)))
     return regions, unmarked
+
+
+def _detected_square(lum: np.ndarray, centre, side: float) -> tuple[tuple[np.ndarray, int, int], np.ndarray]:
+    """A die the detector sees, as a region (mask, x0, y0: working pixels) of its side, turned as
+    the edges around it run, and the lightness patch (its side across) it was turned by."""
+    h, w = lum.shape
+    x, y, half = int(round(centre[0])), int(round(centre[1])), int(np.ceil(0.5 * side))
+    x0, y0 = max(0, x - half), max(0, y - half)
+    patch = lum[y0:min(h, y + half + 1), x0:min(w, x + half + 1)]
+    mask = np.zeros(patch.shape, np.uint8)
+    box = cv2.boxPoints(((centre[0] - x0, centre[1] - y0), (side, side), _square_angle(patch)))
+    cv2.fillPoly(mask, [np.int32(np.round(box))], 1)
+    return (mask.astype(bool), x0, y0), patch
 
 
 def _unaccounted(centres: np.ndarray, known: np.ndarray, near_floor: np.ndarray | None, expected: float) -> np.ndarray:
