@@ -143,6 +143,7 @@ PIECE_REACH = 0.6             # a candidate nearer than this (sides) to a die th
 OFF_CENTRE = 0.2              # ...and cut off its centre when this far from it...
 PIECE_SIZE = 0.6              # ...or when its side is under this share of the die's...
 PIECE_MARGIN = 2.0            # ...unless another die the detector sees lies less than this many times as far
+SHARED_REACH = 0.75           # two candidates this near (sides) one die the detector sees are pieces of it
 SEEN_FACE_GROWTH = 1.4        # most a die's face found exceeds the side the net sees (its sides seen at a slant)
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
 UNDER_CHROMA = 10.0           # least Lab chroma for a hue to count (greys have none)
@@ -253,7 +254,9 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
         candidates.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
         apart.append(None)
         seen.append(None)
-    candidates, apart = _redrawn_on_detected(candidates, apart, seen, view, expected, hsv)
+    around = [_dice_around(cand, blob, view, expected) for cand, blob in zip(candidates, seen)]
+    candidates, apart, around = _redrawn_on_detected(candidates, apart, around, view, expected, hsv)
+    candidates = _flag_one_die_twice(candidates, around, view.scale)
     if tray_mask is not None:
         # off the tray only lone, clearly die-shaped blobs are reported (as outside): the rim,
         # the table and whatever stands on it are not dice
@@ -286,8 +289,22 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     return candidates
 
 
-def _redrawn_on_detected(candidates: list[Candidate], apart: list, seen: list, view: _WorkingCopy,
-                         expected: float, hsv: np.ndarray) -> tuple[list[Candidate], list]:
+def _dice_around(cand: Candidate, blob: _Blob | None, view: _WorkingCopy, expected: float) -> Detections | None:
+    """What the detector sees around a candidate that may be counted or redrawn (unflagged, or
+    flagged stacked by its cut, and not faint), centres in working pixels; None for the rest.
+    `blob`: the blob it was cut from (its detections are at hand), or None (a die found by its
+    pips: the detector looks around it)."""
+    if cand.faint or not set(cand.flags) <= {STACKED}:
+        return None
+    if blob is not None:
+        found, x0, y0 = _detections_around(blob, expected, view.lab)
+    else:
+        found, x0, y0 = _detections_near(view.lab, _in_working(cand.center, view.scale), expected)
+    return replace(found, centres=found.centres + np.float32((x0, y0)))
+
+
+def _redrawn_on_detected(candidates: list[Candidate], apart: list, around: list[Detections | None],
+                         view: _WorkingCopy, expected: float, hsv: np.ndarray) -> tuple[list[Candidate], list, list]:
     """Candidates cut off their die's centre, redrawn as the die the detector sees there.
 
     A pale die on a pale board (white on the byler-d6 tray's grey) differs from it by a few
@@ -300,18 +317,15 @@ def _redrawn_on_detected(candidates: list[Candidate], apart: list, seen: list, v
     lie off its centre (OFF_CENTRE), or are two or more, or the largest is under PIECE_SIZE of
     its side, none is bigger than the die (a die's side alone passes for a small die) and no
     other candidate lies within PIECE_REACH of it, they become one candidate: the detector's
-    square, turned as the edges there run. `seen[i]`: the blob candidate i was cut from (its
-    detections are at hand), or None (a die found by its pips: the detector looks around it)."""
+    square, turned as the edges there run. `around[i]`: what the detector sees around
+    candidate i (`_dice_around`); returned aligned with the candidates, as `apart` is."""
     lab, scale = view.lab, view.scale
     centres = _in_working([c.center for c in candidates], scale).reshape(-1, 2)
     targets = []
-    for i, cand in enumerate(candidates):
-        if cand.faint or not set(cand.flags) <= {STACKED}:
+    for i, found in enumerate(around):
+        if found is None:
             continue
-        found, x0, y0 = (_detections_around(seen[i], expected, lab) if seen[i] is not None
-                         else _detections_near(lab, centres[i], expected))
-        dice = found.centres + (x0, y0)
-        gaps = np.hypot(*(dice - centres[i]).T)
+        gaps = np.hypot(*(found.centres - centres[i]).T)
         order = np.argsort(gaps)
         if not len(order) or gaps[order[0]] >= PIECE_REACH * found.sides[order[0]] or not _sure_flat(found, order[0]):
             continue
@@ -321,23 +335,52 @@ def _redrawn_on_detected(candidates: list[Candidate], apart: list, seen: list, v
         side = float(found.sides[k])
         # one die seen from two crops (a piece's blob, around a pip group) lies a pixel or two off
         # (a crop that cuts a die off shows it smaller: the largest side seen counts)
-        die = next((t for t in targets if np.hypot(*(t[0] - dice[k])) < OFF_CENTRE * side), None)
+        die = next((t for t in targets if np.hypot(*(t[0] - found.centres[k])) < OFF_CENTRE * side), None)
         if die is None:
-            die = [dice[k], side, []]
+            die = [found.centres[k], side, [], found]
             targets.append(die)
         die[1] = max(die[1], side)
         die[2].append(i)
-    targets = [t for t in targets if _redrawn(candidates, centres, scale, *t)]
+    targets = [t for t in targets if _redrawn(candidates, centres, scale, *t[:3])]
     if not targets:
-        return candidates, apart
-    replaced = {i for _, _, pieces in targets for i in pieces}
+        return candidates, apart, around
+    replaced = {i for t in targets for i in t[2]}
     kept = [i for i in range(len(candidates)) if i not in replaced]
-    out, out_apart = [candidates[i] for i in kept], [apart[i] for i in kept]
-    for centre, side, _ in targets:
+    out, out_apart, out_around = [candidates[i] for i in kept], [apart[i] for i in kept], [around[i] for i in kept]
+    for centre, side, _, found in targets:
         region, _ = _detected_square(lab[..., 0], centre, side)
         out.append(_candidate(region, (), hsv, view.small.shape, scale))
         out_apart.append(None)
-    return out, out_apart
+        out_around.append(found)
+    return out, out_apart, out_around
+
+
+def _flag_one_die_twice(candidates: list[Candidate], around: list[Detections | None], scale: float) -> list[Candidate]:
+    """Candidates that lie within SHARED_REACH of a side of one die the detector sees, each
+    nearer to it than to any other, flagged stacked: two pieces of one die (counted, it would
+    count twice) or a die on another. Flat dice lie a side or more apart, so two of them
+    cannot both lie that near one centre; a piece too far off the centre to be redrawn
+    (`_redrawn_on_detected`), or too small for crowding (`_flag_crowded`, by the smaller
+    side) to catch, can (a white 6 on the byler-d6 tray: its pip group 0.62 of a side off
+    the centre, its brightest piece on the other side)."""
+    centres = _in_working([c.center for c in candidates], scale).reshape(-1, 2)
+    dice = []   # [centre, side, candidate indices]
+    for i, found in enumerate(around):
+        if found is None or not len(found.centres):
+            continue
+        gaps = np.hypot(*(found.centres - centres[i]).T)
+        k = int(np.argmin(gaps))
+        side = float(found.sides[k])
+        if gaps[k] >= SHARED_REACH * side:
+            continue
+        die = next((d for d in dice if np.hypot(*(d[0] - found.centres[k])) < OFF_CENTRE * max(side, d[1])), None)
+        if die is None:
+            dice.append([found.centres[k], side, [i]])
+        else:
+            die[2].append(i)
+    twice = {i for _, _, pieces in dice if len(pieces) > 1 for i in pieces}
+    return [replace(c, flags=tuple(dict.fromkeys(c.flags + (STACKED,)))) if i in twice else c
+            for i, c in enumerate(candidates)]
 
 
 def _redrawn(candidates: list[Candidate], centres: np.ndarray, scale: float, centre: np.ndarray, side: float,
