@@ -117,6 +117,8 @@ SLANT_TOLERANCE = 0.1         # the outline's stretch away from the centre may e
 TOP_TOLERANCE = 10.0          # Lab distance within which the top face's plastic counts as one colour
 TOP_SHARE = 0.45              # ...and covers at least this share of its blob (the rest: sides, shadow)
 MARK_CONTRAST = 30.0          # least spread (Lab L, sharp detail) of a die's marks: pips, a picture
+DIM_MARK_CONTRAST = 20.0      # ...or, where they differ in hue (Lab a or b spread MARK_HUE), this much
+MARK_HUE = 15.0               # (red pips on a black die: L 29.4, a 22.6; a coin or a shadow's edge: a, b <= 12)
 MARK_MIDDLES = (0.35, 0.42)   # ...within either radius (patch sides) of its middle
 PIP_HOLE = 0.25               # a hole in a piece of a cluster up to this side (piece sides) is a pip
 FAINT_MARKS = 18.0            # a die-sized square plain blob with this much detail may be a die (faint pips)
@@ -348,7 +350,7 @@ def _redrawn_on_detected(candidates: list[Candidate], apart: list, around: list[
     kept = [i for i in range(len(candidates)) if i not in replaced]
     out, out_apart, out_around = [candidates[i] for i in kept], [apart[i] for i in kept], [around[i] for i in kept]
     for centre, side, _, found in targets:
-        region, _ = _detected_square(lab[..., 0], centre, side)
+        region, _ = _detected_square(lab, centre, side)
         out.append(_candidate(region, (), hsv, view.small.shape, scale))
         out_apart.append(None)
         out_around.append(found)
@@ -501,8 +503,7 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
         return [], False
     found = detect_dice(view.lab, expected, min_score=UNACCOUNTED_SCORE)
     keep = _unaccounted(found.centres, known, near_floor, expected)
-    lum = view.lab[..., 0]
-    h, w = lum.shape
+    h, w = view.lab.shape[:2]
     # how deep inside the floor each pixel lies: the floor found may take in the tray's rim,
     # and a die standing on the rim is outside
     inside = None if tray_mask is None else cv2.distanceTransform(tray_mask, cv2.DIST_L2, 5)
@@ -510,10 +511,10 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     for (cx, cy), side in zip(found.centres[keep], found.sides[keep]):
         x, y = int(round(cx)), int(round(cy))
         half = int(np.ceil(0.5 * side))
-        region, patch = _detected_square(lum, (cx, cy), side)
+        region, patch = _detected_square(view.lab, (cx, cy), side)
         # a die the frame cuts off may show no marks on what is left of it: flagged `cut`
         cut_off = x - half < 0 or y - half < 0 or x + half >= w or y + half >= h
-        if not cut_off and (min(patch.shape) < 5 or not _marked(patch, expected)):
+        if not cut_off and (min(patch.shape[:2]) < 5 or not _marked(patch, expected)):
             unmarked = True
             continue
         if region[0].any():
@@ -522,15 +523,15 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     return regions, unmarked
 
 
-def _detected_square(lum: np.ndarray, centre, side: float) -> tuple[tuple[np.ndarray, int, int], np.ndarray]:
+def _detected_square(lab: np.ndarray, centre, side: float) -> tuple[tuple[np.ndarray, int, int], np.ndarray]:
     """A die the detector sees, as a region (mask, x0, y0: working pixels) of its side, turned as
-    the edges around it run, and the lightness patch (its side across) it was turned by."""
-    h, w = lum.shape
+    the edges around it run, and the Lab patch (its side across) whose lightness turned it."""
+    h, w = lab.shape[:2]
     x, y, half = int(round(centre[0])), int(round(centre[1])), int(np.ceil(0.5 * side))
     x0, y0 = max(0, x - half), max(0, y - half)
-    patch = lum[y0:min(h, y + half + 1), x0:min(w, x + half + 1)]
-    mask = np.zeros(patch.shape, np.uint8)
-    box = cv2.boxPoints(((centre[0] - x0, centre[1] - y0), (side, side), _square_angle(patch)))
+    patch = lab[y0:min(h, y + half + 1), x0:min(w, x + half + 1)]
+    mask = np.zeros(patch.shape[:2], np.uint8)
+    box = cv2.boxPoints(((centre[0] - x0, centre[1] - y0), (side, side), _square_angle(patch[..., 0])))
     cv2.fillPoly(mask, [np.int32(np.round(box))], 1)
     return (mask.astype(bool), x0, y0), patch
 
@@ -552,18 +553,21 @@ def _unaccounted(centres: np.ndarray, known: np.ndarray, near_floor: np.ndarray 
 
 
 def _marked(patch: np.ndarray, expected: float) -> bool:
-    """True when a die-sized patch (Lab L) has sharp marks in its middle: pips or a picture.
-    Looked for within two radii (MARK_MIDDLES): a 2's pips lie in the corners, where the inner
-    disc barely reaches, and the outer one holds so much plain face that an ace's one pip is
-    too small a share of it."""
+    """True when a die-sized patch (Lab) has sharp marks in its middle: pips or a picture, of
+    MARK_CONTRAST in lightness, or of DIM_MARK_CONTRAST in lightness and MARK_HUE in hue (coloured
+    pips on a dark die show more hue than lightness). Looked for within two radii
+    (MARK_MIDDLES): a 2's pips lie in the corners, where the inner disc barely reaches, and the
+    outer one holds so much plain face that an ace's one pip is too small a share of it."""
     sigma = max(1.0, MARK_SCALE * expected)
     sharp = patch.astype(np.float32) - cv2.GaussianBlur(patch.astype(np.float32), (0, 0), sigma)
-    ph, pw = patch.shape
+    ph, pw = patch.shape[:2]
     yy, xx = np.mgrid[:ph, :pw]
     from_middle = (yy - (ph - 1) / 2) ** 2 + (xx - (pw - 1) / 2) ** 2
     for radius in MARK_MIDDLES:
-        low, high = _percentiles(sharp[from_middle <= (radius * min(ph, pw)) ** 2], (3, 97))
-        if high - low >= MARK_CONTRAST:
+        inside = sharp[from_middle <= (radius * min(ph, pw)) ** 2]
+        (low, high), *hues = [_percentiles(inside[:, k], (3, 97)) for k in range(3)]
+        lightness, hue = high - low, max(hi - lo for lo, hi in hues)
+        if lightness >= MARK_CONTRAST or (lightness >= DIM_MARK_CONTRAST and hue >= MARK_HUE):
             return True
     return False
 
@@ -1429,10 +1433,13 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
         if all(good):
             break
     parts, good = best
-    if not all(good) and len(parts) > len(centres) > 0:
-        # k-means cut more dice than the net sees: a die seen with its sides cut in two, maybe
+    if not all(good) and len(centres):
+        # where k-means cut more dice than the net sees (a die seen with its sides cut in two,
+        # maybe), the net's cut stands when it is sure of every die; where k-means cut as many or
+        # fewer but some part looks wrong (two small dice in one part, a die with a neighbour's
+        # side), when each of its parts looks like one flat die, too
         sure = _cut_at_sure_centres(blob, colour, expected, lab)
-        if sure is not None:
+        if sure is not None and (len(parts) > len(centres) or all(sure[1])):
             return sure
     if len(centres):
         # where k-means and the detector disagree (a part holding no detected centre, or two: a
