@@ -512,9 +512,12 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
         x, y = int(round(cx)), int(round(cy))
         half = int(np.ceil(0.5 * side))
         region, patch = _detected_square(view.lab, (cx, cy), side)
+        (_, x0, y0), (ph, pw) = region, patch.shape[:2]
+        # hue on the smoothed copy: a grainy photo's colour noise alone has a spread of ~19
+        hue = view.denoised[y0:y0 + ph, x0:x0 + pw, 1:]
         # a die the frame cuts off may show no marks on what is left of it: flagged `cut`
         cut_off = x - half < 0 or y - half < 0 or x + half >= w or y + half >= h
-        if not cut_off and (min(patch.shape[:2]) < 5 or not _marked(patch, expected)):
+        if not cut_off and (min(ph, pw) < 5 or not _marked(patch[..., 0], hue, expected)):
             unmarked = True
             continue
         if region[0].any():
@@ -552,22 +555,24 @@ def _unaccounted(centres: np.ndarray, known: np.ndarray, near_floor: np.ndarray 
     return keep
 
 
-def _marked(patch: np.ndarray, expected: float) -> bool:
-    """True when a die-sized patch (Lab) has sharp marks in its middle: pips or a picture, of
-    MARK_CONTRAST in lightness, or of DIM_MARK_CONTRAST in lightness and MARK_HUE in hue (coloured
-    pips on a dark die show more hue than lightness). Looked for within two radii
-    (MARK_MIDDLES): a 2's pips lie in the corners, where the inner disc barely reaches, and the
-    outer one holds so much plain face that an ace's one pip is too small a share of it."""
+def _marked(lightness: np.ndarray, hue: np.ndarray, expected: float) -> bool:
+    """True when a die-sized patch has sharp marks in its middle: pips or a picture, of
+    MARK_CONTRAST in `lightness` (Lab L), or of DIM_MARK_CONTRAST there and MARK_HUE in `hue`
+    (Lab a and b; coloured pips on a dark die show more hue than lightness). Looked for within
+    two radii (MARK_MIDDLES): a 2's pips lie in the corners, where the inner disc barely
+    reaches, and the outer one holds so much plain face that an ace's one pip is too small a
+    share of it."""
     sigma = max(1.0, MARK_SCALE * expected)
-    sharp = patch.astype(np.float32) - cv2.GaussianBlur(patch.astype(np.float32), (0, 0), sigma)
-    ph, pw = patch.shape[:2]
+    patch = np.dstack([lightness, hue]).astype(np.float32)
+    sharp = patch - cv2.GaussianBlur(patch, (0, 0), sigma)
+    ph, pw = lightness.shape
     yy, xx = np.mgrid[:ph, :pw]
     from_middle = (yy - (ph - 1) / 2) ** 2 + (xx - (pw - 1) / 2) ** 2
     for radius in MARK_MIDDLES:
         inside = sharp[from_middle <= (radius * min(ph, pw)) ** 2]
         (low, high), *hues = [_percentiles(inside[:, k], (3, 97)) for k in range(3)]
-        lightness, hue = high - low, max(hi - lo for lo, hi in hues)
-        if lightness >= MARK_CONTRAST or (lightness >= DIM_MARK_CONTRAST and hue >= MARK_HUE):
+        if high - low >= MARK_CONTRAST or (high - low >= DIM_MARK_CONTRAST
+                                           and max(hi - lo for lo, hi in hues) >= MARK_HUE):
             return True
     return False
 

@@ -997,7 +997,7 @@ def test_every_flat_dies_marks_are_seen_whatever_its_face(seed, n_dice, view):
         x, y = (int(round(v * working.scale)) for v in die["center"])
         half = int(np.ceil(0.5 * side))
         patch = working.lab[max(0, y - half):y + half + 1, max(0, x - half):x + half + 1]
-        assert locate._marked(patch, side), f"a {die['seen']} at {die['center']} shows no marks"
+        assert locate._marked(patch[..., 0], patch[..., 1:], side), f"a {die['seen']} at {die['center']} shows no marks"
 
 
 def test_a_die_the_frame_cuts_off_beside_the_floor_is_flagged_cut_not_dropped():
