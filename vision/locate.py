@@ -1441,8 +1441,8 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
     if not all(good) and len(centres):
         # where k-means cut more dice than the net sees (a die seen with its sides cut in two,
         # maybe), the net's cut stands when it is sure of every die; where k-means cut as many or
-        # fewer but some part looks wrong (two small dice in one part, a die with a neighbour's
-        # side), when each of its parts looks like one flat die, too
+        # fewer but some part looks wrong (it holds a neighbour's side), when each of the net's
+        # parts looks like one flat die, too
         sure = _cut_at_sure_centres(blob, colour, expected, lab)
         if sure is not None and (len(parts) > len(centres) or all(sure[1])):
             return sure
