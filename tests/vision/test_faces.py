@@ -521,3 +521,21 @@ def test_a_middle_pip_seen_rules_out_an_even_face(train_die, name, die_at, face,
     x, y, w, h = truth["bbox"]
     (hit,) = [d for d in reading.dice if x <= d.center[0] <= x + w and y <= d.center[1] <= y + h]
     assert hit.face in (None, face)
+
+
+def test_a_die_boxed_far_off_its_own_turn_is_refused_not_read_as_fewer_pips():
+    """Bench hard tray (seed 130054): a marbled yellow 4 against the tray's wall, its blob merged
+    with the wall's strip, is boxed 36 degrees off its own turn; every upright cut shows two of
+    its pips whole and two cut off, and both cues read a 2, 0.98 sure, in a photo called `ok`.
+    Cut 1.2 times that box turned by 45 degrees it shows its four pips: it is refused."""
+    image, truth = synth.render_tray(130054, 16, view="above", hard=True)
+    die = min(truth, key=lambda d: np.hypot(d["center"][0] - 662, d["center"][1] - 238))
+    assert (die["face"], die["flags"]) == (4, [])
+    reading = read_tray(image)
+    (hit,) = [d for d in reading.dice if np.hypot(d.center[0] - die["center"][0], d.center[1] - die["center"][1]) < 0.5 * die["size"]]
+    assert abs((hit.angle - die["angle"] + 45) % 90 - 45) > 30   # the box the locator gives is turned far off
+    assert (hit.face, hit.flags) == (None, (UNREADABLE,))
+    assert reading.status == "check"
+    # the same die boxed at its own turn is read, turned cut and all
+    read = faces.read_faces(image, [candidate(die["corners"])])[0]
+    assert read.value == 4
