@@ -610,13 +610,16 @@ def _more_pips_turned(cuts: list[np.ndarray], values: list[int]) -> list[bool]:
     whose pip the wider cut takes in)."""
     if not cuts:
         return []
-    cuts = [_canonical(c) for c in cuts]
-    probs = load_model().probabilities(np.stack([net_input(c) for c in cuts]))
+    diffs, dists, contrasts = _colour_offsets_of(np.stack([_canonical(c) for c in cuts]))
+    probs = load_model().probabilities(_net_inputs(diffs, dists, contrasts))
     more = []
-    for cut, p, value in zip(cuts, probs, values):
-        count, layout_error = count_pips(cut)
-        more.append(count > value and layout_error <= MAX_LAYOUT_ERROR and int(np.argmax(p)) == count
-                    and float(p[count]) >= TURNED_PROB)
+    for i, (p, value) in enumerate(zip(probs, values)):
+        seen = int(np.argmax(p))
+        if seen <= value or p[seen] < TURNED_PROB:
+            more.append(False)   # (the counter is only asked where the classifier sees more pips)
+            continue
+        count, layout_error = _count_pips(diffs[i], dists[i], contrasts[i])
+        more.append(count == seen and layout_error <= MAX_LAYOUT_ERROR)
     return more
 
 
