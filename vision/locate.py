@@ -1408,8 +1408,10 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
     net's die body when that holds one die: `_one_die_in_body`); else k-means over the blob's pixels
     for the counts of dice its area allows, keeping the count whose parts all look like single
     dice (else the best try, with which parts look right), a part flagged unless it holds
-    exactly one of the detector's centres (if it saw any). Returns the parts, which look like
-    one die each, and which hold a detected centre."""
+    exactly one of the detector's centres (if it saw any); or, where some of those parts
+    would be flagged, the net's own cut when it is sure of every die (`_cut_at_sure_centres`)
+    and more of its parts look like one flat die. Returns the parts, which look like one die
+    each, and which hold a detected centre."""
     ratio = blob.area / (expected * expected)
     # the fewest dice that explain the blob: dice in one photo vary in size (a big die among
     # small ones), so the count is not simply the area over the usual die's
@@ -1438,14 +1440,6 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
         if all(good):
             break
     parts, good = best
-    if not all(good) and len(centres):
-        # where k-means cut more dice than the net sees (a die seen with its sides cut in two,
-        # maybe), the net's cut stands when it is sure of every die; where k-means cut as many or
-        # fewer but some part looks wrong (it holds a neighbour's side), when each of the net's
-        # parts looks like one flat die, too
-        sure = _cut_at_sure_centres(blob, colour, expected, lab)
-        if sure is not None and (len(parts) > len(centres) or all(sure[1])):
-            return sure
     if len(centres):
         # where k-means and the detector disagree (a part holding no detected centre, or two: a
         # die leaning on the wall cut into its top and a side), the part is flagged; one holding
@@ -1456,6 +1450,16 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
         held = np.bincount(nearest, minlength=len(parts)).tolist()
     else:
         held = [0] * len(parts)
+    passing = sum(fine and n == 1 for fine, n in zip(good, held))
+    if len(centres) and passing < len(parts):
+        # where k-means cut more dice than the net sees (a die seen with its sides cut in two,
+        # maybe), the net's cut stands when it is sure of every die; where k-means cut as many or
+        # fewer but some part looks wrong (it holds a neighbour's side) or holds two of the net's
+        # dice (five flat dice in a cluster whose area allows four: one part a square pair),
+        # when more of the net's parts look like one flat die than k-means' parts pass
+        sure = _cut_at_sure_centres(blob, colour, expected, lab)
+        if sure is not None and (len(parts) > len(centres) or sum(sure[1]) > passing):
+            return sure
     # a part holding no detected centre that the net sees no die body in either is no die,
     # however sharp its marks (a tray's rim cut in squares, the table's grain beyond it): dropped,
     # as `_cut_in_tiles` drops such tiles

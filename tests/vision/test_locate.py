@@ -1044,6 +1044,20 @@ def test_touching_flat_dice_the_net_is_sure_of_are_read_where_k_means_cuts_them_
     assert reading.status == "ok"
 
 
+def test_a_cluster_of_more_flat_dice_than_its_area_suggests_is_cut_where_the_net_sees_them():
+    # bench crowded set: five flat dice touching in one cluster, smaller than the usual die, so
+    # the cluster's area allows four. k-means cut four parts that each looked like one die, one
+    # of them a square pair of aces, flagged stacked: one ace missed. The net sees all five
+    # lying flat on no other: its cut is taken, and every flat die is read (the tray's one
+    # stacked pair is still flagged)
+    image, truth = synth.render_tray(70001, 9, view="above", hard=True, clusters=0.9)
+    reading = read_tray(image)
+    for die in truth:
+        (hit,) = matches(die, reading.dice)
+        assert (hit.face, hit.flags) == ((die["face"], ()) if not die["flags"] else (None, (STACKED,)))
+    assert sum(not die["flags"] for die in truth) == 7
+
+
 @pytest.mark.parametrize("seed,n_dice,hard,die_at", [
     (130092, 20, True, (866, 355)),    # a black die's red pips in dim light: lightness 29, hue 23
     (210038, 17, False, (1408, 199)),  # an orange die's pips in glare: lightness 30, hue 25
