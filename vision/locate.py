@@ -1409,9 +1409,8 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
     for the counts of dice its area allows, keeping the count whose parts all look like single
     dice (else the best try, with which parts look right), a part flagged unless it holds
     exactly one of the detector's centres (if it saw any); or, where some of those parts
-    would be flagged, the net's own cut when it is sure of every die (`_cut_at_sure_centres`)
-    and more of its parts look like one flat die. Returns the parts, which look like one die
-    each, and which hold a detected centre."""
+    would be flagged, the net's own cut (`_cut_at_net_centres`) when more of its parts pass.
+    Returns the parts, which look like one die each, and which hold a detected centre."""
     ratio = blob.area / (expected * expected)
     # the fewest dice that explain the blob: dice in one photo vary in size (a big die among
     # small ones), so the count is not simply the area over the usual die's
@@ -1453,13 +1452,16 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
     passing = sum(fine and n == 1 for fine, n in zip(good, held))
     if len(centres) and passing < len(parts):
         # where k-means cut more dice than the net sees (a die seen with its sides cut in two,
-        # maybe), the net's cut stands when it is sure of every die; where k-means cut as many or
-        # fewer but some part looks wrong (it holds a neighbour's side) or holds two of the net's
-        # dice (five flat dice in a cluster whose area allows four: one part a square pair),
-        # when more of the net's parts look like one flat die than k-means' parts pass
-        sure = _cut_at_sure_centres(blob, colour, expected, lab)
-        if sure is not None and (len(parts) > len(centres) or sum(sure[1]) > passing):
-            return sure
+        # maybe), the net's cut stands when the net is sure of every die; where some of k-means'
+        # parts look wrong (one holds a neighbour's side) or hold two of the net's dice (five
+        # flat dice in a cluster whose area allows four: one part a square pair), when more of
+        # the net's parts pass than of k-means'
+        net_cut = _cut_at_net_centres(blob, colour, expected, lab)
+        if net_cut is not None:
+            found = _blob_detections(blob, expected, lab)
+            sure = all(_sure_flat(found, i) for i in range(len(found.centres)))
+            if (len(parts) > len(centres) and sure) or sum(net_cut[1]) > passing:
+                return net_cut
     # a part holding no detected centre that the net sees no die body in either is no die,
     # however sharp its marks (a tray's rim cut in squares, the table's grain beyond it): dropped,
     # as `_cut_in_tiles` drops such tiles
@@ -1522,20 +1524,20 @@ def _cut_at_centres(blob: _Blob, centres: np.ndarray, colour: np.ndarray, expect
     return parts + rest, good + [False] * len(rest), [True] * len(parts) + [False] * len(rest)
 
 
-def _cut_at_sure_centres(blob: _Blob, colour: np.ndarray, expected: float, lab: np.ndarray
-                         ) -> tuple[list[np.ndarray], list[bool], list[bool]] | None:
-    """The blob cut as the net sees it, as `_split_cluster` returns it, when the net is sure of
-    every die in it: each lies flat, on no other (on-edge and stacked < FLAT_EDGE_SCORE), none
-    closer to another than flat dice lie (by their own sides), and no die body nor marks as wide
-    as half a die lie beyond them (a die the net missed). Each die is the die body nearest its
-    centre within its top face's reach (half its diagonal, by the net's side): its sides and
+def _cut_at_net_centres(blob: _Blob, colour: np.ndarray, expected: float, lab: np.ndarray
+                        ) -> tuple[list[np.ndarray], list[bool], list[bool]] | None:
+    """The blob cut as the net sees it, as `_split_cluster` returns it, when no two of its dice
+    lie closer than flat dice lie (by their own sides) and no die body nor marks as wide as half
+    a die lie beyond them (a die the net missed); else None. Each die is the die body nearest
+    its centre within its top face's reach (half its diagonal, by the net's side): its sides and
     shadow beyond are cut off, as k-means' parts, sized by area alone, cannot (it cuts a die
-    seen with its sides into two, or a small die and a big one's side into one). A part that
-    is not square or shows no square top face, or lies beside a patch that may be a die under
-    it, is flagged. None when the net is not sure."""
+    seen with its sides into two, or a small die and a big one's side into one). A part is
+    flagged when the net is not sure its die lies flat on no other (on-edge or stacked
+    FLAT_EDGE_SCORE or more), or it is not square, shows no square top face, or lies beside a
+    patch that may be a die under it."""
     found = _blob_detections(blob, expected, lab)
     centres, sides = found.centres, found.sides.astype(np.float64)
-    if not len(centres) or not all(_sure_flat(found, i) for i in range(len(centres))):
+    if not len(centres):
         return None
     gaps = np.hypot(*(centres[:, None] - centres[None]).transpose(2, 0, 1)) + np.eye(len(centres)) * sides.max()
     if (gaps < MIN_CENTRE_GAP * np.minimum(sides[:, None], sides[None])).any():
@@ -1560,9 +1562,10 @@ def _cut_at_sure_centres(blob: _Blob, colour: np.ndarray, expected: float, lab: 
             return None
     # a patch of another colour among what lies nearest a die (its sides, its shadow) may be a
     # die under it, which the net's low stacked score does not rule out
-    good = [_squareness(part)[1] <= SPLIT_ASPECT
+    good = [_sure_flat(found, i) and _squareness(part)[1] <= SPLIT_ASPECT
             and _square_top(_cropped(part, blob), lab, DETECTED_TOP_ASPECT) is not None
-            and not _die_underneath(_cropped(around, blob), lab, expected) for part, around in zip(parts, near)]
+            and not _die_underneath(_cropped(around, blob), lab, expected)
+            for i, (part, around) in enumerate(zip(parts, near))]
     return parts, good, [True] * len(parts)
 
 
