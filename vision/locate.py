@@ -1454,13 +1454,13 @@ def _split_cluster(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[list[
         # where k-means cut more dice than the net sees (a die seen with its sides cut in two,
         # maybe), the net's cut stands when the net is sure of every die; where some of k-means'
         # parts look wrong (one holds a neighbour's side) or hold two of the net's dice (five
-        # flat dice in a cluster whose area allows four: one part a square pair), when more of
-        # the net's parts pass than of k-means'
+        # flat dice in a cluster whose area allows four: one part a square pair), when every
+        # part of the net's passes, or more of them than of k-means'
         net_cut = _cut_at_net_centres(blob, colour, expected, lab)
         if net_cut is not None:
             found = _blob_detections(blob, expected, lab)
             sure = all(_sure_flat(found, i) for i in range(len(found.centres)))
-            if (len(parts) > len(centres) and sure) or sum(net_cut[1]) > passing:
+            if (len(parts) > len(centres) and sure) or all(net_cut[1]) or sum(net_cut[1]) > passing:
                 return net_cut
     # a part holding no detected centre that the net sees no die body in either is no die,
     # however sharp its marks (a tray's rim cut in squares, the table's grain beyond it): dropped,
