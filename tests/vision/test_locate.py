@@ -1044,6 +1044,27 @@ def test_touching_flat_dice_the_net_is_sure_of_are_read_where_k_means_cuts_them_
     assert reading.status == "ok"
 
 
+def test_a_flat_die_whose_shadow_lengthens_its_outline_is_read_when_the_close_look_is_sure():
+    # bench hard tray: a black 5 lying flat on a pale board, its shadow lengthening its blob,
+    # was flagged `edge` by its outline alone. The close look (`vision.lean`) gives it 1.0 of
+    # lying flat and the detector sees one die there: it is redrawn as that die and read
+    image, truth = synth.render_tray(70048, 25, view="above", hard=True)
+    die = min(truth, key=lambda d: np.hypot(d["center"][0] - 1153, d["center"][1] - 882))
+    assert (die["face"], die["flags"]) == (5, [])
+    (hit,) = matches(die, read_tray(image).dice)
+    assert (hit.face, hit.flags) == (5, ())
+
+
+def test_a_piece_of_the_rim_the_close_look_takes_for_a_flat_die_stays_flagged():
+    # bench far tray (a phone photo from standing height): a piece of the tray's brown rim is
+    # flagged `edge` by its outline; the close look, shown no die, still gives it 0.996 of lying
+    # flat. The detector sees no die there, so it is not counted
+    image, truth = synth.render_tray(70033, 29, view="above", hard=True, size=(4032, 3024), die_px=(40.0, 80.0))
+    assert min(np.hypot(d["center"][0] - 2358, d["center"][1] - 2649) for d in truth) > 4 * 97   # no die near
+    (piece,) = [d for d in read_tray(image).dice if np.hypot(d.center[0] - 2358, d.center[1] - 2649) < 50]
+    assert (piece.face, piece.flags) == (None, (EDGE,))
+
+
 def test_a_cluster_of_more_flat_dice_than_its_area_suggests_is_cut_where_the_net_sees_them():
     # bench crowded set: five flat dice touching in one cluster, smaller than the usual die, so
     # the cluster's area allows four. k-means cut four parts that each looked like one die, one
