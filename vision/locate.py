@@ -140,9 +140,12 @@ FLAT_CHANCE = 0.05           # least chance of lying flat (`vision.lean`) of a d
 TOP_PER_USUAL = 0.87         # ...its scale: the faces found's median against the usual die's side (synthetic
                              # plain trays: 0.81-0.95, median 0.87; byler-d6: about 1.0)
 SURE_FLAT_CHANCE = 0.99      # ...and least chance of a die its outline alone flagged `edge`, to count it...
-FLAT_SEEN_REACH = 0.75       # ...where the detector sees a die's centre this near (its sides)
+FLAT_SEEN_REACH = 0.75       # ...where the detector sees a die's centre this near (its sides)...
+NEIGHBOUR_REACH = 1.5        # ...and every other die it sees this near that die has a candidate of its own...
+FLAT_SEEN_STACKED = 0.5      # ...and it sees that die on another with a stacked score under this
 ON_FLOOR_DEPTH = 0.7         # a die this deep inside a floor that may take in the rim (its own sides) lies on it
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
+SMALL_DIE_SHARE = 0.7         # smallest die (usual sides) the second count looks for before it sizes them
 PIECE_REACH = 0.6             # a candidate nearer than this (sides) to a die the detector sees flat is of that die...
 OFF_CENTRE = 0.2              # ...and cut off its centre when this far from it...
 PIECE_SIZE = 0.6              # ...or when its side is under this share of the die's...
@@ -449,7 +452,8 @@ def _flag_not_flat(image: np.ndarray, candidates: list[Candidate], view: _Workin
     flagged = list(candidates)
     for i, chance in zip(looked, chances):
         if candidates[i].flags == (EDGE,) and not candidates[i].faint:
-            seen = _flat_die_seen(view, candidates[i], expected) if chance[FLAT] >= SURE_FLAT_CHANCE else None
+            others = [c.center for k, c in enumerate(flagged) if k != i]
+            seen = _flat_die_seen(view, candidates[i], others, expected) if chance[FLAT] >= SURE_FLAT_CHANCE else None
             if seen is not None:
                 region, _ = _detected_square(view.lab, *seen)
                 flagged[i] = _top_face(image, _candidate(region, (), hsv, view.small.shape, view.scale))
@@ -459,17 +463,33 @@ def _flag_not_flat(image: np.ndarray, candidates: list[Candidate], view: _Workin
     return flagged
 
 
-def _flat_die_seen(view: _WorkingCopy, candidate: Candidate, expected: float) -> tuple[np.ndarray, float] | None:
+def _flat_die_seen(view: _WorkingCopy, candidate: Candidate, others: list, expected: float
+                   ) -> tuple[np.ndarray, float] | None:
     """(centre, side) in working pixels of the one die the detector sees whose centre lies within
-    FLAT_SEEN_REACH of its side of the candidate's; None when it sees none there (a piece of a
-    tray's rim) or two (small dice touching end to end)."""
+    FLAT_SEEN_REACH of its side of the candidate's, when redrawing the candidate as that die
+    leaves no die the detector sees around it uncounted: none of the `others` (the other
+    candidates' centres, photo pixels) lies as near that die as flat dice lie (MIN_CENTRE_GAP:
+    it would be counted twice), and every other die the detector sees within NEIGHBOUR_REACH of
+    its sides has a candidate of its own that near (a white die on a pale board, taken into
+    its green neighbour's part: redrawn as the green die alone, the white one would be lost).
+    None when the detector sees no die there (a piece of a tray's rim) or two (small dice
+    touching end to end), or sees that die on another (stacked FLAT_SEEN_STACKED or more: a
+    black die under a blue one that the close look takes for a flat blue die)."""
     centre = _in_working(candidate.center, view.scale)
     found, x0, y0 = _detections_near(view.lab, centre, expected)
     centres = found.centres + np.float32((x0, y0))
     near = np.flatnonzero(np.hypot(*(centres - centre).T) < FLAT_SEEN_REACH * found.sides)
-    if len(near) != 1:
+    if len(near) != 1 or float(found.stacked[near[0]]) >= FLAT_SEEN_STACKED:
         return None
-    return centres[near[0]], float(found.sides[near[0]])
+    die, side = centres[near[0]], float(found.sides[near[0]])
+    known = _in_working(others, view.scale).reshape(-1, 2)
+    if len(known) and np.hypot(*(known - die).T).min() < MIN_CENTRE_GAP * side:
+        return None
+    around = np.flatnonzero(np.hypot(*(centres - die).T) < NEIGHBOUR_REACH * side)
+    for k in around[around != near[0]]:
+        if not len(known) or np.hypot(*(known - centres[k]).T).min() >= MIN_CENTRE_GAP * float(found.sides[k]):
+            return None
+    return die, side
 
 
 def _in_working(points, scale: float) -> np.ndarray:
@@ -521,17 +541,18 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     known = _in_working([c.center for c in candidates], view.scale).astype(np.float32).reshape(-1, 2)
     # the centre head alone first (cheap); on most photos every die it sees is a candidate's
     seen, _ = die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)
-    if not _unaccounted(seen, known, None, expected).any():
+    least = np.float32([SMALL_DIE_SHARE * expected])
+    if not _unaccounted(seen, np.repeat(least, len(seen)), known, None).any():
         return [], False
     near_floor = None
     if tray_mask is not None:
         near_floor = cv2.distanceTransform((tray_mask == 0).astype(np.uint8), cv2.DIST_L2, 5) <= UNACCOUNTED_REACH * expected
     # the whole net only where a die lies unaccounted for near the floor (rarely): each die's
     # own side, so that a small token's rim does not pass for marks
-    if not _unaccounted(seen, known, near_floor, expected).any():
+    if not _unaccounted(seen, np.repeat(least, len(seen)), known, near_floor).any():
         return [], False
     found = detect_dice(view.lab, expected, min_score=UNACCOUNTED_SCORE)
-    keep = _unaccounted(found.centres, known, near_floor, expected)
+    keep = _unaccounted(found.centres, found.sides, known, near_floor)
     h, w = view.lab.shape[:2]
     # how deep inside the floor each pixel lies: the floor found may take in the tray's rim,
     # and a die standing on the rim is outside
@@ -568,14 +589,14 @@ def _detected_square(lab: np.ndarray, centre, side: float) -> tuple[tuple[np.nda
     return (mask.astype(bool), x0, y0), patch
 
 
-def _unaccounted(centres: np.ndarray, known: np.ndarray, near_floor: np.ndarray | None, expected: float) -> np.ndarray:
+def _unaccounted(centres: np.ndarray, sides: np.ndarray, known: np.ndarray, near_floor: np.ndarray | None) -> np.ndarray:
     """Which detected centres (working pixels) no candidate's centre accounts for (two flat dice
-    lie no closer than MIN_CENTRE_GAP: one that near a candidate is its die) and lie inside the
-    photo and near the floor (`near_floor`, None: no tray found)."""
+    lie no closer than MIN_CENTRE_GAP of their sides, `sides`: one that near a candidate is its
+    die) and lie inside the photo and near the floor (`near_floor`, None: no tray found)."""
     keep = np.ones(len(centres), bool)
     if known.size and len(centres):
         gaps = np.hypot(centres[:, None, 0] - known[None, :, 0], centres[:, None, 1] - known[None, :, 1])
-        keep = gaps.min(axis=1) >= MIN_CENTRE_GAP * expected
+        keep = gaps.min(axis=1) >= MIN_CENTRE_GAP * sides
     if near_floor is not None:
         spots = np.int32(np.round(centres))
         h, w = near_floor.shape

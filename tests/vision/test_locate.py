@@ -1055,6 +1055,20 @@ def test_a_flat_die_whose_shadow_lengthens_its_outline_is_read_when_the_close_lo
     assert (hit.face, hit.flags) == (5, ())
 
 
+@pytest.mark.parametrize("seed,die_at", [(70100, (952, 931)), (70010, (1410, 893))])
+def test_a_small_die_left_without_a_candidate_is_found_by_the_second_count(seed, die_at):
+    # bench crowded trays: a white 2 and a red ace, 0.72 and 0.84 of the usual die's side,
+    # touching dice of their size, got no candidate of their own. The second count took each
+    # for its neighbour's die: its centre lay within MIN_CENTRE_GAP of the *usual* die's side
+    # of the neighbour's candidate. By the die's own side (the net's) it is another die: it is
+    # reported, read or flagged, never left out of the count
+    image, truth = synth.render_tray(seed, 9, view="above", clusters=0.9)
+    die = min(truth, key=lambda d: np.hypot(d["center"][0] - die_at[0], d["center"][1] - die_at[1]))
+    assert die["flags"] == []
+    (hit,) = matches(die, read_tray(image).dice)
+    assert hit.face == die["face"] or (hit.face is None and hit.flags)
+
+
 def test_a_piece_of_the_rim_the_close_look_takes_for_a_flat_die_stays_flagged():
     # bench far tray (a phone photo from standing height): a piece of the tray's brown rim is
     # flagged `edge` by its outline; the close look, shown no die, still gives it 0.996 of lying
