@@ -291,7 +291,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     if view.floor_by_edges:
         candidates = _flag_near_the_rim(candidates, tray_mask, view.scale)
     candidates = _flag_crowded([_top_face(image, c) for c in candidates], blank, apart)
-    candidates = _flag_not_flat(image, candidates, view, expected, hsv)
+    candidates = _close_look(image, candidates, view, expected, hsv)
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
     return candidates
 
@@ -427,8 +427,8 @@ def _flag_near_the_rim(candidates: list[Candidate], tray_mask: np.ndarray, scale
     return flagged
 
 
-def _flag_not_flat(image: np.ndarray, candidates: list[Candidate], view: _WorkingCopy, expected: float,
-                   hsv: np.ndarray) -> list[Candidate]:
+def _close_look(image: np.ndarray, candidates: list[Candidate], view: _WorkingCopy, expected: float,
+                hsv: np.ndarray) -> list[Candidate]:
     """Dice about to be counted (no flag, or faint: a sure read would count them) that a close
     look at each (`vision.lean`) gives under FLAT_CHANCE of lying flat, flagged `edge` or `stacked`,
     whichever it finds likelier (leaning, or resting on another die): a die leaning at 30-45 degrees
@@ -441,9 +441,10 @@ def _flag_not_flat(image: np.ndarray, candidates: list[Candidate], view: _Workin
     flat die: `_split`) is counted when the close look gives it SURE_FLAT_CHANCE or more of
     lying flat and the detector sees a die there, redrawn as that die (`_flat_die_seen`): a dark
     die's shadow on a pale board, or sides seen at a slant, lengthen a flat die's outline. On
-    synthetic hard, crowded, plain and far sets (seed 7), 229 flat dice, 74 on an edge and 24
-    stacked were flagged by their outline; 39 flat dice reach 0.99 there, none of the others
-    (the most: 0.965 on an edge, 0.898 stacked)."""
+    synthetic hard (seeds 7, 13), crowded, plain and far (seed 7) sets, 229 flat dice, 74 on an
+    edge and 24 stacked were flagged by their outline; 39 flat dice reach 0.99, none of the
+    others (the most: 0.965 on an edge, 0.898 stacked), but so did 12 of 35 candidates near no
+    die (a piece of a tray's rim): hence the detector's word."""
     looked = [i for i, c in enumerate(candidates) if not c.flags or c.faint or c.flags == (EDGE,)]
     if not looked:
         return candidates
@@ -541,15 +542,14 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     known = _in_working([c.center for c in candidates], view.scale).astype(np.float32).reshape(-1, 2)
     # the centre head alone first (cheap); on most photos every die it sees is a candidate's
     seen, _ = die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)
-    least = np.float32([SMALL_DIE_SHARE * expected])
-    if not _unaccounted(seen, np.repeat(least, len(seen)), known, None).any():
+    if not _unaccounted(seen, SMALL_DIE_SHARE * expected, known, None).any():
         return [], False
     near_floor = None
     if tray_mask is not None:
         near_floor = cv2.distanceTransform((tray_mask == 0).astype(np.uint8), cv2.DIST_L2, 5) <= UNACCOUNTED_REACH * expected
     # the whole net only where a die lies unaccounted for near the floor (rarely): each die's
     # own side, so that a small token's rim does not pass for marks
-    if not _unaccounted(seen, np.repeat(least, len(seen)), known, near_floor).any():
+    if not _unaccounted(seen, SMALL_DIE_SHARE * expected, known, near_floor).any():
         return [], False
     found = detect_dice(view.lab, expected, min_score=UNACCOUNTED_SCORE)
     keep = _unaccounted(found.centres, found.sides, known, near_floor)
@@ -589,10 +589,13 @@ def _detected_square(lab: np.ndarray, centre, side: float) -> tuple[tuple[np.nda
     return (mask.astype(bool), x0, y0), patch
 
 
-def _unaccounted(centres: np.ndarray, sides: np.ndarray, known: np.ndarray, near_floor: np.ndarray | None) -> np.ndarray:
+def _unaccounted(centres: np.ndarray, sides: np.ndarray | float, known: np.ndarray,
+                 near_floor: np.ndarray | None) -> np.ndarray:
     """Which detected centres (working pixels) no candidate's centre accounts for (two flat dice
     lie no closer than MIN_CENTRE_GAP of their sides, `sides`: one that near a candidate is its
-    die) and lie inside the photo and near the floor (`near_floor`, None: no tray found)."""
+    die) and lie inside the photo and near the floor (`near_floor`, None: no tray found). The
+    centre head alone gives no sides: SMALL_DIE_SHARE of the usual die's stands for them there,
+    so that the whole net is run wherever it may find a die."""
     keep = np.ones(len(centres), bool)
     if known.size and len(centres):
         gaps = np.hypot(centres[:, None, 0] - known[None, :, 0], centres[:, None, 1] - known[None, :, 1])
