@@ -443,8 +443,9 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], view: _WorkingCo
     die's shadow on a pale board, or sides seen at a slant, lengthen a flat die's outline. On
     synthetic hard (seeds 7, 13), crowded, plain and far (seed 7) sets, 229 flat dice, 74 on an
     edge and 24 stacked were flagged by their outline; 39 flat dice reach 0.99, none of the
-    others (the most: 0.965 on an edge, 0.898 stacked), but so did 12 of 35 candidates near no
-    die (a piece of a tray's rim): hence the detector's word."""
+    others (the most: 0.965 on an edge, 0.898 stacked), but so did 12 of 35 candidates lying
+    over half a side from any die (an outline taken with its shadow, a piece of a tray's rim):
+    hence the detector's word."""
     looked = [i for i, c in enumerate(candidates) if not c.flags or c.faint or c.flags == (EDGE,)]
     if not looked:
         return candidates
