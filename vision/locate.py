@@ -484,13 +484,11 @@ def _flat_die_seen(view: _WorkingCopy, candidate: Candidate, others: list, expec
     if len(near) != 1 or float(found.stacked[near[0]]) >= FLAT_SEEN_STACKED:
         return None
     die, side = centres[near[0]], float(found.sides[near[0]])
-    known = _in_working(others, view.scale).reshape(-1, 2)
-    if len(known) and np.hypot(*(known - die).T).min() < MIN_CENTRE_GAP * side:
+    uncounted = _unaccounted(centres, found.sides, _in_working(others, view.scale).reshape(-1, 2), None)
+    around = np.hypot(*(centres - die).T) < NEIGHBOUR_REACH * side
+    around[near[0]] = False
+    if not uncounted[near[0]] or (around & uncounted).any():
         return None
-    around = np.flatnonzero(np.hypot(*(centres - die).T) < NEIGHBOUR_REACH * side)
-    for k in around[around != near[0]]:
-        if not len(known) or np.hypot(*(known - centres[k]).T).min() >= MIN_CENTRE_GAP * float(found.sides[k]):
-            return None
     return die, side
 
 
