@@ -143,6 +143,7 @@ SURE_FLAT_CHANCE = 0.99      # ...and least chance of a die its outline alone fl
 FLAT_SEEN_REACH = 0.75       # ...where the detector sees a die's centre this near (its sides)...
 NEIGHBOUR_REACH = 1.5        # ...and every other die it sees this near that die has a candidate of its own...
 FLAT_SEEN_STACKED = 0.5      # ...and it sees that die on another with a stacked score under this
+ROUGH_PART_AREA = 1.4        # ...and a part cut rough from its cluster covers at most this (that die's areas)
 ON_FLOOR_DEPTH = 0.7         # a die this deep inside a floor that may take in the rim (its own sides) lies on it
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 SMALL_DIE_SHARE = 0.7         # smallest die (usual sides) the second count looks for before it sizes them
@@ -195,7 +196,21 @@ FAINT_RING_EDGE = 2.0         # ...a dark die's, against the edges just around i
 
 _BLANK = "blank"               # a piece of a cluster without marks: not reported, only checked against
 _APART = "apart"               # a part of a cluster the net sees as one flat die, apart from the others
+_ROUGH = "rough"               # a part flagged stacked only because its cut does not look like one die
 _FAINT = "faint"               # one die found by a weak cue alone: `Candidate.faint`
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """What cutting a candidate out of its cluster told, for the checks after: a part the net
+    sees as one flat die apart from the others (`_net_sees_apart`) gives its cluster's index and
+    the side the net sees (photo pixels: `_flag_crowded`); a part flagged stacked only because
+    its cut does not look like one die gives its area (photo pixels: `_close_look`)."""
+
+    cluster: int | None = None
+    net_side: float | None = None
+    rough_area: float | None = None
+
 
 @dataclass
 class _Blob:
@@ -232,16 +247,21 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     blobs = _blobs(on_tray, view.min_side, view.max_side)
     hsv = cv2.cvtColor(view.small, cv2.COLOR_BGR2HSV)
     lum = view.lab[..., 0]
-    candidates, blank, apart, seen = [], [], [], []
+    candidates, blank, cuts, seen = [], [], [], []
     for index, blob in enumerate(blobs):
         for region, flags in _split(blob, expected, view.lab):
             if _BLANK in flags:
                 blank.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
             else:
-                candidates.append(_candidate(region, tuple(f for f in flags if f != _APART), hsv,
+                candidates.append(_candidate(region, tuple(f for f in flags if f not in (_APART, _ROUGH)), hsv,
                                              view.small.shape, view.scale))
                 side = _net_side(blob, region[0], expected, view.lab) if _APART in flags else None
-                apart.append(None if side is None else (index, side / view.scale))
+                if side is not None:
+                    cuts.append(_Cut(index, side / view.scale))
+                elif _ROUGH in flags:
+                    cuts.append(_Cut(rough_area=float(region[0].sum()) / view.scale ** 2))
+                else:
+                    cuts.append(None)
                 seen.append(blob)
     covered = np.zeros(on_tray.shape, np.uint8)
     for cand in candidates:
@@ -259,10 +279,10 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     free_dark = floor & ~(cv2.dilate(covered | specks, grow) > 0)
     for region, flags in _pip_dice(view.lab, view.denoised, expected, free_dark, free_light):
         candidates.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
-        apart.append(None)
+        cuts.append(None)
         seen.append(None)
     around = [_dice_around(cand, blob, view, expected) for cand, blob in zip(candidates, seen)]
-    candidates, apart, around = _redrawn_on_detected(candidates, apart, around, view, expected, hsv)
+    candidates, cuts, around = _redrawn_on_detected(candidates, cuts, around, view, expected, hsv)
     candidates = _flag_one_die_twice(candidates, around, view.scale)
     if tray_mask is not None:
         # off the tray only lone, clearly die-shaped blobs are reported (as outside): the rim,
@@ -290,8 +310,10 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
         candidates = [replace(c, faint=False) for c in candidates]
     if view.floor_by_edges:
         candidates = _flag_near_the_rim(candidates, tray_mask, view.scale)
-    candidates = _flag_crowded([_top_face(image, c) for c in candidates], blank, apart)
-    candidates = _close_look(image, candidates, view, expected, hsv)
+    cuts += [None] * (len(candidates) - len(cuts))
+    unflagged = [not c.flags for c in candidates]
+    candidates = _flag_crowded([_top_face(image, c) for c in candidates], blank, cuts)
+    candidates = _close_look(image, candidates, cuts, unflagged, view, expected, hsv)
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
     return candidates
 
@@ -310,7 +332,7 @@ def _dice_around(cand: Candidate, blob: _Blob | None, view: _WorkingCopy, expect
     return replace(found, centres=found.centres + np.float32((x0, y0)))
 
 
-def _redrawn_on_detected(candidates: list[Candidate], apart: list, around: list[Detections | None],
+def _redrawn_on_detected(candidates: list[Candidate], cuts: list, around: list[Detections | None],
                          view: _WorkingCopy, expected: float, hsv: np.ndarray) -> tuple[list[Candidate], list, list]:
     """Candidates cut off their die's centre, redrawn as the die the detector sees there.
 
@@ -325,7 +347,7 @@ def _redrawn_on_detected(candidates: list[Candidate], apart: list, around: list[
     its side, none is bigger than the die (a die's side alone passes for a small die) and no
     other candidate lies within PIECE_REACH of it, they become one candidate: the detector's
     square, turned as the edges there run. `around[i]`: what the detector sees around
-    candidate i (`_dice_around`); returned aligned with the candidates, as `apart` is."""
+    candidate i (`_dice_around`); returned aligned with the candidates, as `cuts` is (`_Cut`)."""
     lab, scale = view.lab, view.scale
     centres = _in_working([c.center for c in candidates], scale).reshape(-1, 2)
     targets = []
@@ -350,16 +372,16 @@ def _redrawn_on_detected(candidates: list[Candidate], apart: list, around: list[
         die[2].append(i)
     targets = [t for t in targets if _redrawn(candidates, centres, scale, *t[:3])]
     if not targets:
-        return candidates, apart, around
+        return candidates, cuts, around
     replaced = {i for t in targets for i in t[2]}
     kept = [i for i in range(len(candidates)) if i not in replaced]
-    out, out_apart, out_around = [candidates[i] for i in kept], [apart[i] for i in kept], [around[i] for i in kept]
+    out, out_cuts, out_around = [candidates[i] for i in kept], [cuts[i] for i in kept], [around[i] for i in kept]
     for centre, side, _, found in targets:
         region, _ = _detected_square(lab, centre, side)
         out.append(_candidate(region, (), hsv, view.small.shape, scale))
-        out_apart.append(None)
+        out_cuts.append(None)
         out_around.append(found)
-    return out, out_apart, out_around
+    return out, out_cuts, out_around
 
 
 def _flag_one_die_twice(candidates: list[Candidate], around: list[Detections | None], scale: float) -> list[Candidate]:
@@ -427,8 +449,8 @@ def _flag_near_the_rim(candidates: list[Candidate], tray_mask: np.ndarray, scale
     return flagged
 
 
-def _close_look(image: np.ndarray, candidates: list[Candidate], view: _WorkingCopy, expected: float,
-                hsv: np.ndarray) -> list[Candidate]:
+def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut | None], unflagged: list[bool],
+                view: _WorkingCopy, expected: float, hsv: np.ndarray) -> list[Candidate]:
     """Dice about to be counted (no flag, or faint: a sure read would count them) that a close
     look at each (`vision.lean`) gives under FLAT_CHANCE of lying flat, flagged `edge` or `stacked`,
     whichever it finds likelier (leaning, or resting on another die): a die leaning at 30-45 degrees
@@ -437,32 +459,49 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], view: _WorkingCo
     it. The dice are looked at on the scale of the faces found on this photo (their median, by
     TOP_PER_USUAL), not the usual die's: a calibration's die may be another set's.
 
-    The other way round, a die that only its outline flagged `edge` (a lone blob too long for a
-    flat die: `_split`) is counted when the close look gives it SURE_FLAT_CHANCE or more of
-    lying flat and the detector sees a die there, redrawn as that die (`_flat_die_seen`): a dark
-    die's shadow on a pale board, or sides seen at a slant, lengthen a flat die's outline. On
-    synthetic hard (seeds 7, 13), crowded, plain and far (seed 7) sets, 229 flat dice, 74 on an
-    edge and 24 stacked were flagged by their outline; 39 flat dice reach 0.99, none of the
-    others (the most: 0.965 on an edge, 0.898 stacked), but so did 12 of 35 candidates lying
-    over half a side from any die (an outline taken with its shadow, a piece of a tray's rim):
-    hence the detector's word."""
-    looked = [i for i, c in enumerate(candidates) if not c.flags or c.faint or c.flags == (EDGE,)]
+    The other way round, a die flagged by its outline alone (`_by_outline`) is counted when the
+    close look gives it SURE_FLAT_CHANCE or more of lying flat and the detector sees a die
+    there, redrawn as that die (`_flat_die_seen`): a dark die's shadow on a pale board, or sides
+    seen at a slant, lengthen a flat die's outline; k-means cuts touching dice roughly, and a
+    face found at a slant takes in its sides. On synthetic hard (seeds 7, 13), crowded, plain
+    and far (seed 7) sets, 229 flat dice, 74 on an edge and 24 stacked were flagged `edge` by
+    their outline; 39 flat dice reach 0.99, none of the others (the most: 0.965 on an edge,
+    0.898 stacked), but so did 12 of 35 candidates lying over half a side from any die (an
+    outline taken with its shadow, a piece of a tray's rim): hence the detector's word. Of
+    dice flagged `stacked` for crowding alone that pass both, all 29 lay flat (synthetic
+    crowded, hard, plain seed 7, byler-d6 train). Of rough parts that pass (`_Cut`), 6 of 124
+    (crowded seed 7) held a die the detector misses too (a dim blue die in a green one's part),
+    their areas 1.6 to 7.8 times the detected die's (one in the tests: 1.47); the 118 others'
+    at most 2.5, 82 of them ROUGH_PART_AREA or less."""
+    doubted = [_by_outline(c, cut, clean) for c, cut, clean in zip(candidates, cuts, unflagged)]
+    looked = [i for i, c in enumerate(candidates) if not c.flags or c.faint or doubted[i]]
     if not looked:
         return candidates
     side = float(np.median([c.size for c in candidates if OUTSIDE not in c.flags])) / TOP_PER_USUAL
     chances = lean_chances(image, [candidates[i].center for i in looked], side)
     flagged = list(candidates)
     for i, chance in zip(looked, chances):
-        if candidates[i].flags == (EDGE,) and not candidates[i].faint:
+        if doubted[i]:
             others = [c.center for k, c in enumerate(flagged) if k != i]
             seen = _flat_die_seen(view, candidates[i], others, expected) if chance[FLAT] >= SURE_FLAT_CHANCE else None
-            if seen is not None:
+            rough = cuts[i].rough_area if cuts[i] is not None else None
+            if seen is not None and (rough is None or rough <= ROUGH_PART_AREA * (seen[1] / view.scale) ** 2):
                 region, _ = _detected_square(view.lab, *seen)
                 flagged[i] = _top_face(image, _candidate(region, (), hsv, view.small.shape, view.scale))
         elif chance[FLAT] < FLAT_CHANCE:
             flag = EDGE if chance[LEANING] >= chance[ON_ANOTHER] else STACKED
             flagged[i] = replace(candidates[i], flags=(flag,), faint=False)
     return flagged
+
+
+def _by_outline(candidate: Candidate, cut: _Cut | None, unflagged: bool) -> bool:
+    """Whether a candidate's one flag rests on its outline alone, so that a close look may clear
+    it: `edge` (a lone blob too long for a flat die), or `stacked` for crowding alone (`unflagged`
+    before it) or for a cluster part that does not look like one die (`_Cut.rough_area`)."""
+    if candidate.faint:
+        return False
+    rough = cut is not None and cut.rough_area is not None
+    return candidate.flags == (EDGE,) or candidate.flags == (STACKED,) and (unflagged or rough)
 
 
 def _flat_die_seen(view: _WorkingCopy, candidate: Candidate, others: list, expected: float
@@ -638,13 +677,13 @@ def _square_angle(patch: np.ndarray) -> float:
     return float(np.degrees(np.angle(turn)) / 4.0) % 90.0
 
 
-def _flag_crowded(candidates: list[Candidate], blank: list[Candidate] = (), apart=()) -> list[Candidate]:
+def _flag_crowded(candidates: list[Candidate], blank: list[Candidate] = (), cuts=()) -> list[Candidate]:
     """Two dice lying flat cannot have their centres closer than about one side: candidates that
     close are one die cut in two, or a die resting on another, so both are flagged stacked. So
     is a candidate that close to a plain piece cut from its cluster (no die by itself, but
     maybe the blank side of a die on its edge). Between two parts of one cluster that the net
-    sees as flat dice apart (`_net_sees_apart`; `apart` gives each candidate's cluster and the
-    side the net sees, else None) the net's sides count where smaller: a die seen at a slant
+    sees as flat dice apart (`_net_sees_apart`; `cuts` gives each candidate's cluster and the
+    side the net sees: `_Cut`) the net's sides count where smaller: a die seen at a slant
     shows its sides beyond its top face, which widen the face found (`_top_face`), so
     neighbours touching face to face come out closer than that face's side; not where a face
     found is far bigger than the net's die (SEEN_FACE_GROWTH: it may hold a neighbour's edge)."""
@@ -661,9 +700,9 @@ def _flag_crowded(candidates: list[Candidate], blank: list[Candidate] = (), apar
     reach[:, n:] = sizes[:n, None]
     group = np.full(len(everything), -1)
     seen = np.zeros(len(everything))
-    for i, entry in enumerate(apart):
-        if entry is not None:
-            group[i], seen[i] = entry
+    for i, cut in enumerate(cuts):
+        if cut is not None and cut.cluster is not None:
+            group[i], seen[i] = cut.cluster, cut.net_side
     # a face found far bigger than the die the net sees may hold a neighbour's edge: no excuse
     group[:n][sizes[:n] > SEEN_FACE_GROWTH * seen[:n]] = -1
     same = (group[:n, None] == group[None, :]) & (group[:n, None] >= 0)
@@ -1103,7 +1142,10 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         else:
             # a part of a band is never counted: it may be a marked ruler's or rim's, or the cut
             # of a row into dice may be off by one
-            yield (part, blob.x0, blob.y0), ((_APART,) if apart else ()) if fine and not band else (STACKED,)
+            if band:
+                yield (part, blob.x0, blob.y0), (STACKED,)
+            else:
+                yield (part, blob.x0, blob.y0), ((_APART,) if apart else ()) if fine else (STACKED, _ROUGH)
 
 
 def _no_die_in(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
