@@ -554,9 +554,7 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
         """The same die cut a little differently (its outline as given, 0.85 and 1.2 times it),
         for the pip counter's second look and the checks on a read; cut once per die."""
         if index not in cut_again:
-            outline = outlines[index]
-            centre = outline.mean(0)
-            cut_again[index] = [_cut(image_bgr, (outline - centre) * scale + centre, view)
+            cut_again[index] = [_cut(image_bgr, _about_centre(outlines[index], scale), view)
                                 for scale in (1.0, 0.85, 1.2)]
         return cut_again[index]
 
@@ -584,14 +582,14 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     for i, read in zip(wider, _wider_reads([looks(i) for i in wider], [other_cuts(i) for i in wider])):
         reads[i] = read or reads[i]
     read = [i for i, r in enumerate(reads) if r.value is not None and r.kind == "pips"]
-    turned = [_cut(image_bgr, _turned(outlines[i], TURNED_SCALE, TURNED_CHECK), view) for i in read]
+    turned = [_cut(image_bgr, _about_centre(outlines[i], TURNED_SCALE, TURNED_CHECK), view) for i in read]
     for i, more in zip(read, _more_pips_turned(turned, [reads[i].value for i in read])):
         if more:
             reads[i] = FaceRead(None, 0.0, "pips")
     return reads
 
 
-def _turned(quad: np.ndarray, scale: float, degrees: float) -> np.ndarray:
+def _about_centre(quad: np.ndarray, scale: float, degrees: float = 0.0) -> np.ndarray:
     """`quad` scaled by `scale` and turned by `degrees` about its centre."""
     centre = quad.mean(0)
     a = math.radians(degrees)
@@ -626,9 +624,7 @@ def _more_pips_turned(cuts: list[np.ndarray], values: list[int]) -> list[bool]:
 def _stands_apart(outlines: list[np.ndarray], index: int) -> bool:
     """Whether the cut 1.2 times die `index`'s outline overlaps no other die's outline: beside
     a touching die the wider cut would hold that die's pips."""
-    outline = outlines[index]
-    centre = outline.mean(0)
-    wide = (outline - centre) * 1.2 + centre
+    wide = _about_centre(outlines[index], 1.2)
     return not any(cv2.intersectConvexConvex(wide, other)[0] > 0.0
                    for k, other in enumerate(outlines) if k != index)
 

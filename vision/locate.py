@@ -362,9 +362,8 @@ def _redrawn_on_detected(candidates: list[Candidate], cuts: list, around: list[D
         if len(order) > 1 and gaps[order[1]] < PIECE_MARGIN * gaps[k]:
             continue   # a piece between two dice (a cut across both) is neither's
         side = float(found.sides[k])
-        # one die seen from two crops (a piece's blob, around a pip group) lies a pixel or two off
         # (a crop that cuts a die off shows it smaller: the largest side seen counts)
-        die = next((t for t in targets if np.hypot(*(t[0] - found.centres[k])) < OFF_CENTRE * side), None)
+        die = _seen_before(targets, found.centres[k], side)
         if die is None:
             die = [found.centres[k], side, [], found]
             targets.append(die)
@@ -402,7 +401,7 @@ def _flag_one_die_twice(candidates: list[Candidate], around: list[Detections | N
         side = float(found.sides[k])
         if gaps[k] >= SHARED_REACH * side:
             continue
-        die = next((d for d in dice if np.hypot(*(d[0] - found.centres[k])) < OFF_CENTRE * max(side, d[1])), None)
+        die = _seen_before(dice, found.centres[k], side)
         if die is None:
             dice.append([found.centres[k], side, [i]])
         else:
@@ -410,6 +409,13 @@ def _flag_one_die_twice(candidates: list[Candidate], around: list[Detections | N
     twice = {i for _, _, pieces in dice if len(pieces) > 1 for i in pieces}
     return [replace(c, flags=tuple(dict.fromkeys(c.flags + (STACKED,)))) if i in twice else c
             for i, c in enumerate(candidates)]
+
+
+def _seen_before(dice: list, centre: np.ndarray, side: float) -> list | None:
+    """The entry of `dice` (each [centre, side, ...], working pixels) that is the die the
+    detector sees at `centre`: one die seen from two crops (a piece's blob, around a pip group)
+    lies a pixel or two off, within OFF_CENTRE of the larger side; None when it is new."""
+    return next((d for d in dice if np.hypot(*(d[0] - centre)) < OFF_CENTRE * max(side, d[1])), None)
 
 
 def _redrawn(candidates: list[Candidate], centres: np.ndarray, scale: float, centre: np.ndarray, side: float,
