@@ -467,7 +467,7 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
 
     The other way round, a die flagged by its outline alone (`_by_outline`) is counted when the
     close look gives it SURE_FLAT_CHANCE or more of lying flat and the detector sees a die
-    there, redrawn as that die (`_flat_die_seen`): a dark die's shadow on a pale board, or sides
+    there, redrawn as that die (`_flat_die_under`, `_counted_alone`): a dark die's shadow on a pale board, or sides
     seen at a slant, lengthen a flat die's outline; k-means cuts touching dice roughly, and a
     face found at a slant takes in its sides. On synthetic hard (seeds 7, 13), crowded, plain
     and far (seed 7) sets, 229 flat dice, 74 on an edge and 24 stacked were flagged `edge` by
@@ -486,17 +486,20 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     side = float(np.median([c.size for c in candidates if OUTSIDE not in c.flags])) / TOP_PER_USUAL
     chances = lean_chances(image, [candidates[i].center for i in looked], side)
     flagged = list(candidates)
+    sure = {}
     for i, chance in zip(looked, chances):
         if doubted[i]:
-            others = [c.center for k, c in enumerate(flagged) if k != i]
-            seen = _flat_die_seen(view, candidates[i], others, expected) if chance[FLAT] >= SURE_FLAT_CHANCE else None
+            seen = _flat_die_under(view, candidates[i], expected) if chance[FLAT] >= SURE_FLAT_CHANCE else None
             rough = cuts[i].rough_area if cuts[i] is not None else None
-            if seen is not None and (rough is None or rough <= ROUGH_PART_AREA * (seen[1] / view.scale) ** 2):
-                region, _ = _detected_square(view.lab, *seen)
-                flagged[i] = _top_face(image, _candidate(region, (), hsv, view.small.shape, view.scale))
+            if seen is not None and (rough is None or rough <= ROUGH_PART_AREA * (seen[1][seen[2]] / view.scale) ** 2):
+                sure[i] = seen
         elif chance[FLAT] < FLAT_CHANCE:
             flag = EDGE if chance[LEANING] >= chance[ON_ANOTHER] else STACKED
             flagged[i] = replace(candidates[i], flags=(flag,), faint=False)
+    for i in _counted_alone(candidates, sure, view.scale):
+        centres, sides, k = sure[i]
+        region, _ = _detected_square(view.lab, centres[k], float(sides[k]))
+        flagged[i] = _top_face(image, _candidate(region, (), hsv, view.small.shape, view.scale))
     return flagged
 
 
@@ -510,31 +513,49 @@ def _by_outline(candidate: Candidate, cut: _Cut | None, unflagged: bool) -> bool
     return candidate.flags == (EDGE,) or candidate.flags == (STACKED,) and (unflagged or rough)
 
 
-def _flat_die_seen(view: _WorkingCopy, candidate: Candidate, others: list, expected: float
-                   ) -> tuple[np.ndarray, float] | None:
-    """(centre, side) in working pixels of the one die the detector sees whose centre lies within
-    FLAT_SEEN_REACH of its side of the candidate's, when redrawing the candidate as that die
-    leaves no die the detector sees around it uncounted: none of the `others` (the other
-    candidates' centres, photo pixels) lies as near that die as flat dice lie (MIN_CENTRE_GAP:
-    it would be counted twice), and every other die the detector sees within NEIGHBOUR_REACH of
-    its sides has a candidate of its own that near (a white die on a pale board, taken into
-    its green neighbour's part: redrawn as the green die alone, the white one would be lost).
-    None when the detector sees no die there (a piece of a tray's rim) or two (small dice
-    touching end to end), or sees that die on another (stacked FLAT_SEEN_STACKED or more: a
-    black die under a blue one that the close look takes for a flat blue die)."""
+def _flat_die_under(view: _WorkingCopy, candidate: Candidate, expected: float
+                    ) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """(centres, sides, k): the dice the detector sees around a candidate (working pixels), k the
+    one whose centre lies within FLAT_SEEN_REACH of its side of the candidate's: the die it
+    would be redrawn as. None when the detector sees no die there (a piece of a tray's rim) or
+    two (small dice touching end to end), or sees that die on another (stacked
+    FLAT_SEEN_STACKED or more: a black die under a blue one that the close look takes for a
+    flat blue die)."""
     centre = _in_working(candidate.center, view.scale)
     found, x0, y0 = _detections_near(view.lab, centre, expected)
     centres = found.centres + np.float32((x0, y0))
     near = np.flatnonzero(np.hypot(*(centres - centre).T) < FLAT_SEEN_REACH * found.sides)
     if len(near) != 1 or float(found.stacked[near[0]]) >= FLAT_SEEN_STACKED:
         return None
-    die, side = centres[near[0]], float(found.sides[near[0]])
-    uncounted = _unaccounted(centres, found.sides, _in_working(others, view.scale).reshape(-1, 2), None)
-    around = np.hypot(*(centres - die).T) < NEIGHBOUR_REACH * side
-    around[near[0]] = False
-    if not uncounted[near[0]] or (around & uncounted).any():
-        return None
-    return die, side
+    return centres, found.sides, int(near[0])
+
+
+def _counted_alone(candidates: list[Candidate], sure: dict, scale: float) -> list[int]:
+    """Which candidates of `sure` (index: `_flat_die_under`'s view around it) may be redrawn as
+    their die, leaving no die the detector sees there uncounted or counted twice: no other
+    candidate lies as near that die as flat dice lie (MIN_CENTRE_GAP), and every other die the
+    detector sees within NEIGHBOUR_REACH of its sides has a candidate of its own that near (a
+    white die on a pale board, taken into its green neighbour's part: redrawn as the green die
+    alone, the white one would be lost). The others of `sure` count at their own dice: two
+    flat dice whose faces found crowd each other (each took in the other's edge) are both
+    redrawn, two pieces of one die neither. Those that fail are dropped until none does."""
+    alone = dict(sure)
+    while alone:
+        at = _in_working([c.center for c in candidates], scale).reshape(-1, 2)
+        for i, (centres, _, k) in alone.items():
+            at[i] = centres[k]
+        failed = []
+        for i, (centres, sides, k) in alone.items():
+            uncounted = _unaccounted(centres, sides, np.delete(at, i, axis=0), None)
+            around = np.hypot(*(centres - centres[k]).T) < NEIGHBOUR_REACH * sides[k]
+            around[k] = False
+            if not uncounted[k] or (around & uncounted).any():
+                failed.append(i)
+        if not failed:
+            break
+        for i in failed:
+            del alone[i]
+    return list(alone)
 
 
 def _in_working(points, scale: float) -> np.ndarray:

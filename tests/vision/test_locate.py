@@ -1069,6 +1069,22 @@ def test_dice_flagged_stacked_only_for_their_rough_cut_are_read_when_the_close_l
     assert reading.status == "ok" and reading.counts == counts
 
 
+def test_a_die_crowded_by_a_part_about_to_be_redrawn_is_judged_by_that_part_redrawn():
+    # bench crowded tray: a 6 touching a neighbour whose rough part lay off its own centre,
+    # toward the 6: the 6 was flagged `stacked` for crowding alone. Both lie flat by the close
+    # look, each on a die of its own the detector sees; judged against the part where it lay
+    # (as near the 6's die as flat dice come), the 6 stayed flagged, though the part itself was
+    # redrawn onto its own die. Both are now judged with each other redrawn, and both are read
+    image, truth = synth.render_tray(70040, 9, view="above", clusters=0.9)
+    six = min(truth, key=lambda d: np.hypot(d["center"][0] - 122, d["center"][1] - 989))
+    assert (six["face"], six["flags"]) == (6, [])
+    reading = read_tray(image)
+    (hit,) = matches(six, reading.dice)
+    assert (hit.face, hit.flags) == (6, ())
+    counts = {str(f): sum(d["face"] == f for d in truth) for f in range(1, 7)}
+    assert reading.status == "ok" and reading.counts == counts
+
+
 def test_a_real_pair_flagged_stacked_for_crowding_alone_is_read_when_the_close_look_is_sure(byler_truth):
     # byler train: a marbled 4 touching a red 2; the faces found for them (taking in each
     # other's edge) lie closer than a side, so both were flagged `stacked` and the photo went to
