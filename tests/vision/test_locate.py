@@ -26,6 +26,11 @@ def in_box(box, candidates):
     return [c for c in candidates if x <= c.center[0] <= x + w and y <= c.center[1] <= y + h]
 
 
+def faces_counted(dice) -> dict[str, int]:
+    """How many of these truth dice (top view, none flagged) show each face, as `Reading.counts` counts."""
+    return {str(f): sum(d["face"] == f for d in dice) for f in range(1, 7)}
+
+
 def assert_each_die_found_once(row, found):
     """Every die of a real photo's truth row has exactly one candidate in its box."""
     for die in row["dice"]:
@@ -1065,8 +1070,7 @@ def test_dice_flagged_stacked_only_for_their_rough_cut_are_read_when_the_close_l
     image, truth = synth.render_tray(70034, 9, view="above", clusters=0.9)
     assert all(d["flags"] == [] for d in truth)
     reading = read_tray(image)
-    counts = {str(f): sum(d["face"] == f for d in truth) for f in range(1, 7)}
-    assert reading.status == "ok" and reading.counts == counts
+    assert reading.status == "ok" and reading.counts == faces_counted(truth)
 
 
 def test_a_die_crowded_by_a_part_about_to_be_redrawn_is_judged_by_that_part_redrawn():
@@ -1081,8 +1085,7 @@ def test_a_die_crowded_by_a_part_about_to_be_redrawn_is_judged_by_that_part_redr
     reading = read_tray(image)
     (hit,) = matches(six, reading.dice)
     assert (hit.face, hit.flags) == (6, ())
-    counts = {str(f): sum(d["face"] == f for d in truth) for f in range(1, 7)}
-    assert reading.status == "ok" and reading.counts == counts
+    assert reading.status == "ok" and reading.counts == faces_counted(truth)
 
 
 def test_a_real_pair_flagged_stacked_for_crowding_alone_is_read_when_the_close_look_is_sure(byler_truth):
@@ -1093,8 +1096,7 @@ def test_a_real_pair_flagged_stacked_for_crowding_alone_is_read_when_the_close_l
     row = next(r for r in byler_truth if r["image"].endswith("IMG_20191208_111411.jpg"))
     assert row["split"] == "train"
     reading = read_tray(cv2.imread(row["path"]))
-    counts = {str(f): sum(d["face"] == f for d in row["dice"]) for f in range(1, 7)}
-    assert reading.status == "ok" and reading.counts == counts
+    assert reading.status == "ok" and reading.counts == faces_counted(row["dice"])
 
 
 @pytest.mark.parametrize("seed,die_at", [(70100, (952, 931)), (70010, (1410, 893))])
