@@ -134,6 +134,12 @@ SMOOTH_MARGIN = 0.15          # ...this far (usual die sides) in from its outlin
 MARK_SCALE = 0.06             # blur (in blob sides) at about a pip's scale: a die's detail there is...
 GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarter side (a glow: a tenth)
 SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
+FEW_LONE_DICE = 6             # the lone dice setting the die size are checked for touching dice when this few
+CLUSTER_DIE_SIDE = 0.7        # ...dice the detector sees in one, this share of its side or less...
+CLUSTER_GAP = 0.75            # ...and centres this far apart (their sides) or more, make it a cluster (one real
+                              # die seen at twice its size: pieces 0.27-0.61 apart; touching dice: 0.84 or more)...
+CLUSTER_COVER = 0.5           # ...and their top faces cover this share of it (clusters: 0.67-0.89; a real die's
+                              # pips taken for dice a quarter its size: 0.14-0.3)
 UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone sees (a tray's printed wall: 0.51)...
 UNACCOUNTED_REACH = 1.6      # ...that counts this near the floor found (sides: a die behind one against the wall)
 FLAT_CHANCE = 0.05           # least chance of lying flat (`vision.lean`) of a die to count it...
@@ -589,7 +595,7 @@ def _floor_and_dice(view: _WorkingCopy, calibration) -> tuple[np.ndarray | None,
         cv2.fillPoly(tray_mask, [np.int32(np.round(tray.reshape(-1, 2)))], 1)
         on_tray &= tray_mask.astype(bool)
     blobs = _blobs(on_tray, view.min_side, view.max_side)
-    expected = _expected_side(blobs, calibration, view.scale, view.min_side, view.lab[..., 0])
+    expected = _expected_side(blobs, calibration, view.scale, view.min_side, view.lab)
     return tray_mask, on_tray, expected
 
 
@@ -1067,22 +1073,44 @@ def _thickness(mask: np.ndarray) -> float:
     return 2.0 * float(cv2.distanceTransform(_padded(mask.astype(np.uint8)), cv2.DIST_L2, 3).max())
 
 
-def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: float, lum: np.ndarray) -> float:
+def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: float, lab: np.ndarray) -> float:
     """Side of one die's blob in working pixels: from the calibration, else from the lone dice
     seen (square blobs with marks: a round lamp's glow seen through a clear tray is none, nor
-    is a die merged with a glow around it)."""
+    is a die merged with a glow around it). When few lone dice are seen, each is checked for
+    touching dice (`_die_side_in`): players reveal their dice in clusters, and a square cluster
+    (two by two, three in an L) taken for the usual die hides every die in it."""
     if calibration is not None and getattr(calibration, "die_size", None):
         return float(calibration.die_size) * scale
-    sides = []
+    lone = []
     for blob in blobs:
         fill, aspect, _ = _squareness(blob.mask)
         # (a speck smaller than the smallest die accepted is no die, however square)
         if (fill > 0.72 and aspect < 1.3 and blob.area >= min_side * min_side
-                and not _glow(blob, lum, SIZE_GLOW_SHARE)):
-            sides.append(np.sqrt(blob.area))
-    if not sides:
+                and not _glow(blob, lab[..., 0], SIZE_GLOW_SHARE)):
+            lone.append(blob)
+    if not lone:
         return min_side * 2.5
+    sides = [_die_side_in(blob, lab) if len(lone) <= FEW_LONE_DICE else float(np.sqrt(blob.area)) for blob in lone]
     return float(_median(sides))
+
+
+def _die_side_in(blob: _Blob, lab: np.ndarray) -> float:
+    """The side of the dice in a square blob: its own, unless the detector, looking for dice half
+    its size, sees two or more dice there, each under CLUSTER_DIE_SIDE of it (one die seen at
+    that scale fills the net's largest side), and as far apart as touching dice lie
+    (CLUSTER_GAP: one die seen at twice its size shows the net pieces closer together), their
+    faces covering CLUSTER_COVER of it (not pips taken for small dice): then the side of its
+    area shared among them."""
+    side = float(np.sqrt(blob.area))
+    found = _detections_in(blob, 0.5 * side, lab)
+    if len(found.centres) < 2:
+        return side
+    die = float(np.median(found.sides))
+    gaps = np.hypot(*(found.centres[:, None] - found.centres[None, :]).transpose(2, 0, 1))
+    if (die > CLUSTER_DIE_SIDE * side or gaps[np.triu_indices(len(gaps), 1)].min() < CLUSTER_GAP * die
+            or len(gaps) * die * die < CLUSTER_COVER * blob.area):
+        return side
+    return float(np.sqrt(blob.area / len(found.centres)))
 
 
 def _split(blob: _Blob, expected: float, lab: np.ndarray):

@@ -1088,6 +1088,19 @@ def test_a_die_crowded_by_a_part_about_to_be_redrawn_is_judged_by_that_part_redr
     assert reading.status == "ok" and reading.counts == faces_counted(truth)
 
 
+@pytest.mark.parametrize("seed,view,hard", [(70014, "below", False), (70051, "above", True)])
+def test_a_tray_whose_dice_all_touch_others_is_read_die_by_die(seed, view, hard):
+    # bench crowded trays: nine dice, every one touching another, as players leave them when
+    # they lift their cups. The only square blobs were clusters (two by two, three in an L),
+    # taken for the usual die (twice its size and more): each cluster was cut as one die, and
+    # most dice were missed. The detector, looking in each for dice half its size, sees the
+    # dice in it; the usual die is theirs
+    image, truth = synth.render_tray(seed, 9, view=view, hard=hard, clusters=0.9)
+    assert all(d["flags"] == [] for d in truth)
+    reading = read_tray(image, view)
+    assert reading.status == "ok" and reading.counts == faces_counted(truth)
+
+
 def test_a_real_pair_flagged_stacked_for_crowding_alone_is_read_when_the_close_look_is_sure(byler_truth):
     # byler train: a marbled 4 touching a red 2; the faces found for them (taking in each
     # other's edge) lie closer than a side, so both were flagged `stacked` and the photo went to
