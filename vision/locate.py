@@ -1103,14 +1103,14 @@ def _die_side_in(blob: _Blob, lab: np.ndarray) -> float:
     area shared among them."""
     side = float(np.sqrt(blob.area))
     found = _detections_in(blob, 0.5 * side, lab)
-    if len(found.centres) < 2:
+    count = len(found.centres)
+    if count < 2:
         return side
     die = float(np.median(found.sides))
-    gaps = np.hypot(*(found.centres[:, None] - found.centres[None, :]).transpose(2, 0, 1))
-    if (die > CLUSTER_DIE_SIDE * side or gaps[np.triu_indices(len(gaps), 1)].min() < CLUSTER_GAP * die
-            or len(gaps) * die * die < CLUSTER_COVER * blob.area):
+    gaps = np.linalg.norm(found.centres[:, None] - found.centres[None, :], axis=2)[np.triu_indices(count, 1)]
+    if die > CLUSTER_DIE_SIDE * side or gaps.min() < CLUSTER_GAP * die or count * die * die < CLUSTER_COVER * blob.area:
         return side
-    return float(np.sqrt(blob.area / len(found.centres)))
+    return float(np.sqrt(blob.area / count))
 
 
 def _split(blob: _Blob, expected: float, lab: np.ndarray):
