@@ -1090,8 +1090,9 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
             lone.append(blob)
     if not lone:
         return min_side * 2.5
-    sides = [_die_side_in(blob, lab) if len(lone) <= FEW_LONE_DICE else float(np.sqrt(blob.area)) for blob in lone]
-    return float(_median(sides))
+    if len(lone) <= FEW_LONE_DICE:
+        return float(_median([_die_side_in(blob, lab) for blob in lone]))
+    return float(_median([np.sqrt(blob.area) for blob in lone]))
 
 
 def _die_side_in(blob: _Blob, lab: np.ndarray) -> float:
