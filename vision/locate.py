@@ -253,16 +253,14 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, int(0.35 * expected) | 1),) * 2)
     on_tray = cv2.morphologyEx(on_tray.astype(np.uint8), cv2.MORPH_OPEN, kernel).astype(bool)
     blobs = _blobs(on_tray, view.min_side, view.max_side)
-    hsv = cv2.cvtColor(view.small, cv2.COLOR_BGR2HSV)
     lum = view.lab[..., 0]
     candidates, blank, cuts, seen = [], [], [], []
     for index, blob in enumerate(blobs):
         for region, flags in _split(blob, expected, view.lab):
             if _BLANK in flags:
-                blank.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
+                blank.append(_candidate(region, flags, view))
             else:
-                candidates.append(_candidate(region, tuple(f for f in flags if f not in (_APART, _ROUGH)), hsv,
-                                             view.small.shape, view.scale))
+                candidates.append(_candidate(region, tuple(f for f in flags if f not in (_APART, _ROUGH)), view))
                 side = _net_side(blob, region[0], expected, view.lab) if _APART in flags else None
                 if side is not None:
                     cuts.append(_Cut(index, side / view.scale))
@@ -286,11 +284,11 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     # them; dark pips on a pale face are looked for clear of any foreground
     free_dark = floor & ~(cv2.dilate(covered | specks, grow) > 0)
     for region, flags in _pip_dice(view.lab, view.denoised, expected, free_dark, free_light):
-        candidates.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
+        candidates.append(_candidate(region, flags, view))
         cuts.append(None)
         seen.append(None)
     around = [_dice_around(cand, blob, view, expected) for cand, blob in zip(candidates, seen)]
-    candidates, cuts, around = _redrawn_on_detected(candidates, cuts, around, view, expected, hsv)
+    candidates, cuts, around = _redrawn_on_detected(candidates, cuts, around, view, expected)
     candidates = _flag_one_die_twice(candidates, around, view.scale)
     if tray_mask is not None:
         # off the tray only lone, clearly die-shaped blobs are reported (as outside): the rim,
@@ -302,7 +300,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
         for blob in _blobs(off_tray, view.min_side, view.max_side):
             if _lone_die(blob, expected, lum):
                 region = (blob.mask, blob.x0, blob.y0)
-                candidates.append(_candidate(region, beyond, hsv, view.small.shape, view.scale))
+                candidates.append(_candidate(region, beyond, view))
     # in a grainy photo the colour steps lose dice, and with them the usual die's size: the
     # second count also looks for bigger dice there (three white dice on a white board, dark
     # and grainy, left out of the count of a byler-d6 test photo)
@@ -311,7 +309,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
         found, unmarked = _unaccounted_dice(view, tray_mask, candidates, side)
         unexplained |= unmarked
         for region, flags in found:
-            candidates.append(_candidate(region, flags, hsv, view.small.shape, view.scale))
+            candidates.append(_candidate(region, flags, view))
     if unexplained:
         # the detector sees a die there that nothing accounts for, too faint to show marks: a die
         # the count may lack, so no faint die's read may make the photo `ok`
@@ -321,7 +319,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     cuts += [None] * (len(candidates) - len(cuts))
     unflagged = [not c.flags for c in candidates]
     candidates = _flag_crowded([_top_face(image, c) for c in candidates], blank, cuts)
-    candidates = _close_look(image, candidates, cuts, unflagged, view, expected, hsv)
+    candidates = _close_look(image, candidates, cuts, unflagged, view, expected)
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
     return candidates
 
@@ -341,7 +339,7 @@ def _dice_around(cand: Candidate, blob: _Blob | None, view: _WorkingCopy, expect
 
 
 def _redrawn_on_detected(candidates: list[Candidate], cuts: list, around: list[Detections | None],
-                         view: _WorkingCopy, expected: float, hsv: np.ndarray) -> tuple[list[Candidate], list, list]:
+                         view: _WorkingCopy, expected: float) -> tuple[list[Candidate], list, list]:
     """Candidates cut off their die's centre, redrawn as the die the detector sees there.
 
     A pale die on a pale board (white on the byler-d6 tray's grey) differs from it by a few
@@ -385,7 +383,7 @@ def _redrawn_on_detected(candidates: list[Candidate], cuts: list, around: list[D
     out, out_cuts, out_around = [candidates[i] for i in kept], [cuts[i] for i in kept], [around[i] for i in kept]
     for centre, side, _, found in targets:
         region, _ = _detected_square(lab, centre, side)
-        out.append(_candidate(region, (), hsv, view.small.shape, scale))
+        out.append(_candidate(region, (), view))
         out_cuts.append(None)
         out_around.append(found)
     return out, out_cuts, out_around
@@ -464,7 +462,7 @@ def _flag_near_the_rim(candidates: list[Candidate], tray_mask: np.ndarray, scale
 
 
 def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut | None], unflagged: list[bool],
-                view: _WorkingCopy, expected: float, hsv: np.ndarray) -> list[Candidate]:
+                view: _WorkingCopy, expected: float) -> list[Candidate]:
     """Dice about to be counted (no flag, or faint: a sure read would count them) that a close
     look at each (`vision.lean`) gives under FLAT_CHANCE of lying flat, flagged `edge` or `stacked`,
     whichever it finds likelier (leaning, or resting on another die): a die leaning at 30-45 degrees
@@ -507,7 +505,7 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     for i in _counted_alone(candidates, sure, view.scale):
         centres, sides, k = sure[i]
         region, _ = _detected_square(view.lab, centres[k], float(sides[k]))
-        flagged[i] = _top_face(image, _candidate(region, (), hsv, view.small.shape, view.scale))
+        flagged[i] = _top_face(image, _candidate(region, (), view))
     return flagged
 
 
@@ -884,6 +882,12 @@ class _WorkingCopy:
         self.min_side = max(6.0, MIN_DIE_FRACTION * short)
         self.max_side = MAX_DIE_FRACTION * short
         self.floor_by_edges = False   # the tray's floor found by the lightness's edges alone (`_floor_hull`)
+
+    @cached_property
+    def hsv(self) -> np.ndarray:
+        """The working copy in HSV, for the dice's colour names (only the copy the dice are
+        found on needs it)."""
+        return cv2.cvtColor(self.small, cv2.COLOR_BGR2HSV)
 
 
 _NOISE_KERNEL = np.float32([[1, -2, 1], [-2, 4, -2], [1, -2, 1]])   # zero on any plane of light
@@ -2344,7 +2348,9 @@ def _colour_name(hsv_pixels: np.ndarray) -> str:
     return "other"
 
 
-def _candidate(region, flags, hsv, shape, scale) -> Candidate:
+def _candidate(region, flags, view: _WorkingCopy) -> Candidate:
+    """The candidate of a region (mask, x0, y0) of `view`, in the photo's pixels; flagged `cut`
+    where it touches the frame."""
     mask, x0, y0 = region
     faint = _FAINT in flags
     flags = tuple(f for f in flags if f != _FAINT)
@@ -2355,12 +2361,12 @@ def _candidate(region, flags, hsv, shape, scale) -> Candidate:
     inner = cv2.erode(mask8, np.ones((3, 3), np.uint8)).astype(bool)
     if inner.sum() < 4:
         inner = mask.astype(bool)
-    colour = _colour_name(hsv[y0:y0 + mask.shape[0], x0:x0 + mask.shape[1]][inner])
+    colour = _colour_name(view.hsv[y0:y0 + mask.shape[0], x0:x0 + mask.shape[1]][inner])
     ys, xs = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    H, W = shape[:2]
+    H, W = view.small.shape[:2]
     if xs[0] + x0 <= 1 or ys[0] + y0 <= 1 or xs[-1] + x0 >= W - 2 or ys[-1] + y0 >= H - 2:
         flags = tuple(flags) + (CUT,)
-    inv = 1.0 / scale
+    inv = 1.0 / view.scale
     # pixel centres: working pixel i covers original [i*inv, (i+1)*inv)
     to_orig = lambda p: ((p[0] + 0.5) * inv - 0.5, (p[1] + 0.5) * inv - 0.5)  # noqa: E731
     corners = tuple(tuple(round(c, 2) for c in to_orig(p)) for p in box)
