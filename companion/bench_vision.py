@@ -30,6 +30,10 @@ Sets (each printed as one row of a Markdown table):
                       focus, 1.6 px), JPEG quality 50, dark and grainy (a dim room at a fixed
                       exposure), under warm light (a tungsten bulb, white balance left as is)
                       and under cool light (a cold LED strip)
+  <name> test split turned 25°, ...   (set `reframed`)
+                      the same photos as other cameras frame them and other dice colour them:
+                      turned 25° and 90°, at 0.75 size, from a tilted camera, red and blue
+                      swapped (`vision.synth.REFRAMINGS`); the truth moves with the photo
 
 Scoring. Read dice are matched to truth dice by centre-in-box (the read centre inside the
 truth box; nearest first, one to one). A truth die is read right when it is counted with the
@@ -57,7 +61,7 @@ from pathlib import Path
 HELP = "dice reader: accuracy on synthetic and real photo sets, and speed"
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data"
-SETS = ("plain", "hard", "crowded", "far", "pictures", "calibrated", "real", "spoiled", "speed")
+SETS = ("plain", "hard", "crowded", "far", "pictures", "calibrated", "real", "spoiled", "reframed", "speed")
 SPEED_DICE = (6, 15, 30)
 GRAIN = 3.0          # noise deviation (per colour channel) of the real test photos "with sensor grain"
 
@@ -429,6 +433,29 @@ def _spoiled(how, spoil, source, image, truth, view):
     return {**source, "spoiled": how}, spoil(image, seed), truth, view
 
 
+def _reframed(how, reframe, source, image, truth, view):
+    """One real item as `reframe(image)` frames it (`vision.synth.REFRAMINGS`), its truth dice
+    moved along (their sizes by the local scale); dice moved out of the frame leave the truth."""
+    import numpy as np
+
+    if isinstance(image, Exception):
+        return source, image, truth, view
+    framed, H = reframe(image)
+    height, width = framed.shape[:2]
+    moved = []
+    for t in truth:
+        x, y, z = H @ (t["center"][0], t["center"][1], 1.0)
+        x, y = x / z, y / z
+        if not (0 <= x < width and 0 <= y < height):
+            continue
+        # the local scale: square root of the area change of the map at the die's centre
+        jacobian = (H[:2, :2] - np.outer((x, y), H[2, :2])) / z
+        k = float(np.sqrt(abs(np.linalg.det(jacobian))))
+        w, h = t["bbox"][2] * k, t["bbox"][3] * k
+        moved.append({**t, "center": [x, y], "size": t["size"] * k, "bbox": [x - w / 2, y - h / 2, w, h]})
+    return {**source, "reframed": how}, framed, moved, view
+
+
 def _speed(seed, photos):
     from vision import synth
     from vision.reader import read_tray
@@ -452,7 +479,7 @@ def _speed(seed, photos):
 
 
 def run(args: argparse.Namespace) -> int:
-    from vision.synth import SPOILS, with_grain
+    from vision.synth import REFRAMINGS, SPOILS, with_grain
 
     parts = set(args.only or SETS)
     n_dice = args.dice or (300 if args.quick else 2000)
@@ -489,6 +516,11 @@ def run(args: argparse.Namespace) -> int:
                 for how, spoil in SPOILS.items():
                     items = (_spoiled(how, spoil, *item) for item in _real_items(photo_rows))
                     rows.append(_evaluate(f"{name} spoiled: {how}", items, failures, progress).row())
+        if "reframed" in parts:
+            for name, photo_rows in real_sets(args.data, quick=True):   # the test splits
+                for how, reframe in REFRAMINGS.items():
+                    items = (_reframed(how, reframe, *item) for item in _real_items(photo_rows))
+                    rows.append(_evaluate(f"{name} {how}", items, failures, progress).row())
         if "speed" in parts:
             speed = _speed(args.seed, 5 if args.quick else 15)
     finally:

@@ -1,7 +1,9 @@
 """The vision benchmark's scoring: a reader is credited exactly for what it got right."""
 from __future__ import annotations
 
-from companion.bench_vision import score_photo, synthetic_specs
+import numpy as np
+
+from companion.bench_vision import _reframed, score_photo, synthetic_specs
 from vision import synth
 from vision.types import Die, Reading
 
@@ -74,3 +76,16 @@ def test_the_crowded_set_leaves_most_dice_touching_another():
                             ** 0.5 < 1.6 * die["size"] for t in others)
             total += 1
     assert touching >= 0.5 * total                                 # spread-out trays: about 1 in 10
+
+
+def test_a_reframed_photo_moves_its_truth_with_it_and_drops_dice_it_leaves_out():
+    image = np.zeros((100, 100, 3), np.uint8)
+    die = lambda x, y: {"face": 2, "center": [x, y], "size": 10.0, "bbox": [x - 5, y - 5, 10, 10],  # noqa: E731
+                        "flags": [], "picture": None}
+    halved = lambda im: (im[::2, ::2], np.diag([0.5, 0.5, 1.0]))                         # noqa: E731
+    _, framed, moved, _ = _reframed("halved", halved, {"image": "a.jpg"}, image, [die(50, 40)], "above")
+    assert framed.shape == (50, 50, 3)
+    assert moved == [{**die(25, 20), "size": 5.0, "bbox": [22.5, 17.5, 5.0, 5.0]}]
+    cropped = lambda im: (im[:, :60], np.eye(3))                                          # noqa: E731
+    _, _, moved, _ = _reframed("cropped", cropped, {"image": "a.jpg"}, image, [die(50, 40), die(80, 40)], "above")
+    assert [t["center"] for t in moved] == [[50, 40]]

@@ -323,6 +323,44 @@ def _dark_and_grainy(image: np.ndarray, seed: int) -> np.ndarray:
     return with_grain(darker, 6.0, seed)
 
 
+def turned(image: np.ndarray, degrees: float) -> tuple[np.ndarray, np.ndarray]:
+    """A (real) photo as a camera turned by `degrees` on its mount frames it: the frame grown to
+    hold the whole photo, its new corners filled with the board's colour (the median of the
+    photo's edges). Returns (image, H): the 3x3 matrix H takes a point of the photo to the new one."""
+    h, w = image.shape[:2]
+    a = math.radians(degrees)
+    width = int(round(abs(w * math.cos(a)) + abs(h * math.sin(a))))
+    height = int(round(abs(w * math.sin(a)) + abs(h * math.cos(a))))
+    turn = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+    turn[:, 2] += ((width - w) / 2, (height - h) / 2)
+    edges = np.concatenate([image[0], image[-1], image[:, 0], image[:, -1]])
+    board = tuple(int(v) for v in np.median(edges, axis=0))
+    return cv2.warpAffine(image, turn, (width, height), borderValue=board), np.vstack([turn, (0.0, 0.0, 1.0)])
+
+
+def tilted(image: np.ndarray, share: float) -> tuple[np.ndarray, np.ndarray]:
+    """A (real) photo as a camera tilted towards the far side of the table frames it: the near
+    (bottom) edge widened by `share` of the width on each side, past the frame, the far edge
+    kept, so far dice look narrower than near ones. Dice near the bottom corners leave the
+    photo. Returns (image, H) as `turned` does."""
+    h, w = image.shape[:2]
+    corners = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    H = cv2.getPerspectiveTransform(corners, np.float32([[0, 0], [w, 0], [w * (1 + share), h], [-w * share, h]]))
+    return cv2.warpPerspective(image, H, (w, h), borderMode=cv2.BORDER_REPLICATE), H
+
+
+# (real) photos as other cameras and other dice frame them: name -> f(image) -> (image, H), H
+# (3x3) taking a point of the photo to the new one
+REFRAMINGS = {
+    "turned 25°": lambda image: turned(image, 25.0),       # a camera turned on its mount
+    "turned 90°": lambda image: turned(image, 90.0),       # a phone held the other way round
+    "at 0.75 size": lambda image: (cv2.resize(image, None, fx=0.75, fy=0.75, interpolation=cv2.INTER_AREA),
+                                   np.diag([0.75, 0.75, 1.0])),          # a camera further off
+    "tilted": lambda image: tilted(image, 0.15),           # a phone held at a slant over the table
+    "red and blue swapped": lambda image: (np.ascontiguousarray(image[..., ::-1]), np.eye(3)),  # dice of other colours
+}
+
+
 def _jpeg(image: np.ndarray, quality: int) -> np.ndarray:
     """The image JPEG-encoded at `quality` and decoded again."""
     return cv2.imdecode(cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])[1], cv2.IMREAD_COLOR)

@@ -1047,7 +1047,8 @@ def test_a_cut_across_two_touching_dice_is_not_redrawn_as_one_of_them():
     # orange die's centre, which the detector sees flat, lies nearest that piece, but the black
     # die's lies nearly as near. Redrawn as the orange die (as a first form of the redraw did),
     # the piece left the black die out of the count. Each die of the pair keeps a candidate of
-    # its own, flagged or read right (the net's own cut of the cluster now reads both)
+    # its own, flagged or read right (the net's own cut of the cluster reads both; since a 2
+    # whose tighter cut shows a clean 3 is refused, the black one is flagged `unreadable`)
     image, truth = synth.render_tray(210028, 29, view="above", hard=True)
     reading = read_tray(image)
     pair = [d for d in truth if d["face"] == 2 and 600 < d["center"][0] < 720 and 720 < d["center"][1] < 770]
@@ -1055,7 +1056,7 @@ def test_a_cut_across_two_touching_dice_is_not_redrawn_as_one_of_them():
     hits = []
     for die in pair:
         (hit,) = matches(die, reading.dice)
-        assert STACKED in hit.flags or (hit.face, hit.flags) == (2, ())
+        assert {STACKED, UNREADABLE} & set(hit.flags) or (hit.face, hit.flags) == (2, ())
         hits.append(hit.center)
     assert hits[0] != hits[1]
 

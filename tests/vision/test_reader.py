@@ -135,6 +135,30 @@ def test_the_same_dice_in_a_phone_sized_photo_read_the_same(real_photo):
 
 
 @needs_face_model
+@pytest.mark.parametrize("how", list(synth.REFRAMINGS))
+def test_the_same_dice_framed_by_another_camera_read_the_same(real_photo, how):
+    """The camera turned on its mount or held the other way round, further off, tilted over the
+    table, or dice of other colours (red and blue swapped): the same count, every die found once."""
+    image, row = real_photo
+    framed, moves = synth.REFRAMINGS[how](image)
+    reading = read_tray(framed)
+    assert reading.status == "ok" and reading.counts == truth_counts(row)
+    assert len(reading.dice) == len(row["dice"])
+
+
+@needs_face_model
+def test_a_three_whose_middle_pip_shows_only_on_a_tight_cut_is_never_read_as_a_two(byler_dir):
+    # byler test split, from a tilted camera (`synth.REFRAMINGS`): a dark blue 3 whose middle
+    # pip is faint; on the first crop and the outline as given the counter found a clean 2 and
+    # the classifier was 0.97 sure of it; the photo read `ok` one 2 too many. The cut 0.85 times
+    # the outline shows the counter a clean 3: the die is flagged
+    image, _ = synth.REFRAMINGS["tilted"](cv2.imread(str(byler_dir / "images" / "IMG_20191209_095526.jpg")))
+    reading = read_tray(image)
+    (blue,) = [d for d in reading.dice if np.hypot(d.center[0] - 459, d.center[1] - 352) < 15]
+    assert blue.face in (None, 3) and (blue.face == 3 or reading.status == "check")
+
+
+@needs_face_model
 def test_real_dice_seen_through_the_tray_from_below(real_photo):
     """The camera under the tray sees the dice mirrored; it reads the faces on the tray (seen)
     and reports the top faces opposite them."""

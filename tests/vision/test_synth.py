@@ -167,6 +167,21 @@ def test_spoiled_photos_keep_their_frame_and_change_as_told(easy_tray, how):
     assert np.abs(spoiled.astype(int) - image).mean() > 0.1
 
 
+@pytest.mark.parametrize("how", list(synth.REFRAMINGS))
+def test_a_reframed_photo_carries_each_point_where_its_matrix_says(how):
+    image = np.full((300, 400, 3), 200, np.uint8)
+    points = [(60, 50), (330, 90), (200, 150), (120, 240)]
+    for x, y in points:
+        cv2.circle(image, (x, y), 4, (0, 0, 0), -1)
+    framed, moves = synth.REFRAMINGS[how](image)
+    assert framed.dtype == np.uint8 and framed.ndim == 3
+    for x, y in points:
+        u, v, w = moves @ (x, y, 1.0)
+        u, v = int(round(u / w)), int(round(v / w))
+        if 3 <= u < framed.shape[1] - 3 and 3 <= v < framed.shape[0] - 3:
+            assert framed[v - 1:v + 2, u - 1:u + 2].mean() < 100, (how, x, y)   # the dot is there
+
+
 def test_dark_and_grainy_is_darker_and_noisier():
     image, _ = synth.render_tray(3, 6)
     dark = synth.SPOILS["dark and grainy"](image, 0)
