@@ -153,11 +153,10 @@ ROUGH_PART_AREA = 1.4        # ...and a part cut rough from its cluster covers a
 ON_FLOOR_DEPTH = 0.7         # a die this deep inside a floor that may take in the rim (its own sides) lies on it
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
 SMALL_DIE_SHARE = 0.7         # smallest die (usual sides) the second count looks for before it sizes them
-PIECE_REACH = 0.6             # a candidate nearer than this (sides) to a die the detector sees flat is of that die...
+PIECE_REACH = 0.75            # a candidate this near (sides) a die the detector sees is a piece of it (or of one under it)...
 OFF_CENTRE = 0.2              # ...and cut off its centre when this far from it...
 PIECE_SIZE = 0.6              # ...or when its side is under this share of the die's...
 PIECE_MARGIN = 2.0            # ...unless another die the detector sees lies less than this many times as far
-SHARED_REACH = 0.75           # two candidates this near (sides) one die the detector sees are pieces of it
 SEEN_FACE_GROWTH = 1.4        # most a die's face found exceeds the side the net sees (its sides seen at a slant)
 UNDER_HUE = 30.0              # degrees of hue between a die's top face and another die under it
 UNDER_CHROMA = 10.0           # least Lab chroma for a hue to count (greys have none)
@@ -347,7 +346,8 @@ def _redrawn_on_detected(candidates: list[Candidate], cuts: list, around: list[D
     outline lies off its top face, often beside a second piece of it (the two then crowd each
     other), and its face read is refused. A candidate (unflagged, or flagged stacked by its
     cut) is a piece of the die whose centre the detector sees within PIECE_REACH of a side of
-    its own, lying flat, sure of it, when no other die the detector sees lies within
+    its own (a side in view, its pips found apart from the top face, lies 0.65 of a side off
+    the centre), lying flat, sure of it, when no other die the detector sees lies within
     PIECE_MARGIN times that distance (a cut across two dice is neither's). Where a die's pieces
     lie off its centre (OFF_CENTRE), or are two or more, or the largest is under PIECE_SIZE of
     its side, none is bigger than the die (a die's side alone passes for a small die) and no
@@ -390,13 +390,12 @@ def _redrawn_on_detected(candidates: list[Candidate], cuts: list, around: list[D
 
 
 def _flag_one_die_twice(candidates: list[Candidate], around: list[Detections | None], scale: float) -> list[Candidate]:
-    """Candidates that lie within SHARED_REACH of a side of one die the detector sees, each
+    """Candidates that lie within PIECE_REACH of a side of one die the detector sees, each
     nearer to it than to any other, flagged stacked: two pieces of one die (counted, it would
     count twice) or a die on another. Flat dice lie a side or more apart, so two of them
-    cannot both lie that near one centre; a piece too far off the centre to be redrawn
-    (`_redrawn_on_detected`), or too small for crowding (`_flag_crowded`, by the smaller
-    side) to catch, can (a white 6 on the byler-d6 tray: its pip group 0.62 of a side off
-    the centre, its brightest piece on the other side)."""
+    cannot both lie that near one centre; pieces that were not redrawn as their die
+    (`_redrawn_on_detected`: the detector not sure it lies flat, a piece bigger than it), or
+    too small for crowding (`_flag_crowded`, by the smaller side) to catch, can."""
     centres = _in_working([c.center for c in candidates], scale).reshape(-1, 2)
     dice = []   # [centre, side, candidate indices]
     for i, found in enumerate(around):
@@ -405,7 +404,7 @@ def _flag_one_die_twice(candidates: list[Candidate], around: list[Detections | N
         gaps = np.hypot(*(found.centres - centres[i]).T)
         k = int(np.argmin(gaps))
         side = float(found.sides[k])
-        if gaps[k] >= SHARED_REACH * side:
+        if gaps[k] >= PIECE_REACH * side:
             continue
         die = _seen_before(dice, found.centres[k], side)
         if die is None:
