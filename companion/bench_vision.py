@@ -10,6 +10,9 @@ Sets (each printed as one row of a Markdown table):
                       after a reveal), every other tray hard, one in three seen from below
   synthetic far       phone photos taken from standing height: dice 40-80 px in a 4032×3024
                       frame, every other tray hard, one in three seen from below
+  synthetic close     phone photos taken close over a few dice: 3-8 dice 200-300 px across in a
+                      4032×3024 frame, their sides in view, every other tray hard, one in three
+                      seen from below
   synthetic pictures  sets with a paco, skull or emblem face that the reader was not taught:
                       those faces must be flagged, never counted
   synthetic calibrated  boxed-set tables (paco on the ace), each calibrated first the way
@@ -61,7 +64,7 @@ from pathlib import Path
 HELP = "dice reader: accuracy on synthetic and real photo sets, and speed"
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data"
-SETS = ("plain", "hard", "crowded", "far", "pictures", "calibrated", "real", "spoiled", "reframed", "speed")
+SETS = ("plain", "hard", "crowded", "far", "close", "pictures", "calibrated", "real", "spoiled", "reframed", "speed")
 SPEED_DICE = (6, 15, 30)
 GRAIN = 3.0          # noise deviation (per colour channel) of the real test photos "with sensor grain"
 
@@ -204,16 +207,22 @@ def synthetic_specs(kind: str, seed: int, n_dice: int) -> list[dict]:
     """render_tray keyword sets for a synthetic set of at least `n_dice` dice (reproducible from `seed`)."""
     import numpy as np
 
-    rng = np.random.default_rng([seed, {"plain": 1, "hard": 2, "pictures": 3, "crowded": 4, "far": 5}[kind]])
+    rng = np.random.default_rng([seed, {"plain": 1, "hard": 2, "pictures": 3, "crowded": 4, "far": 5,
+                                       "close": 6}[kind]])
     specs, total, index = [], 0, 0
     while total < n_dice:
-        n = 9 if kind == "crowded" else int(rng.integers(4, 21 if kind == "pictures" else 31))
+        if kind == "crowded":
+            n = 9
+        else:
+            n = int(rng.integers(*{"pictures": (4, 21), "close": (3, 9)}.get(kind, (4, 31))))
         spec = {"seed": seed * 10_000 + index, "n_dice": n, "view": "below" if index % 3 == 2 else "above",
                 "hard": kind == "hard"}
         if kind == "crowded":
             spec.update(clusters=0.9, hard=index % 2 == 1)
         if kind == "far":
             spec.update(size=(4032, 3024), die_px=(40.0, 80.0), hard=index % 2 == 1)
+        if kind == "close":
+            spec.update(size=(4032, 3024), die_px=(200.0, 300.0), hard=index % 2 == 1)
         if kind == "hard" and index % 8 == 7:
             spec["size"] = (4032, 3024)
         if kind == "pictures":
@@ -489,10 +498,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"companion bench vision  seed {args.seed}  {n_dice} synthetic dice per set  "
           f"{platform.machine()} {os.cpu_count()} cpu  python {platform.python_version()}", flush=True)
     try:
-        for kind in ("plain", "hard", "crowded", "far", "pictures"):
+        for kind in ("plain", "hard", "crowded", "far", "close", "pictures"):
             if kind in parts:
                 count = {"pictures": max(100, n_dice // 4), "crowded": max(100, n_dice // 2),
-                         "far": max(100, n_dice // 4)}.get(kind, n_dice)
+                         "far": max(100, n_dice // 4), "close": max(100, n_dice // 4)}.get(kind, n_dice)
                 specs = synthetic_specs(kind, args.seed, count)
                 rows.append(_evaluate(f"synthetic {kind}", _synthetic_items(specs), failures, progress).row())
         if "calibrated" in parts:

@@ -78,6 +78,16 @@ def test_the_crowded_set_leaves_most_dice_touching_another():
     assert touching >= 0.5 * total                                 # spread-out trays: about 1 in 10
 
 
+def test_the_close_set_is_a_phone_held_close_over_a_few_dice():
+    # a new user's photo of the dice in front of them: few dice, each a large share of the frame
+    specs = synthetic_specs("close", 2024, 100)
+    assert sum(s["n_dice"] for s in specs) >= 100
+    assert all(3 <= s["n_dice"] <= 8 and s["size"] == synth.PHONE for s in specs)
+    image, truth = synth.render_tray(**specs[0])
+    assert image.shape[:2] == (3024, 4032)
+    assert min(die["size"] for die in truth) >= 0.04 * 4032       # far set: 40-80 px, about 0.015
+
+
 def test_a_reframed_photo_moves_its_truth_with_it_and_drops_dice_it_leaves_out():
     image = np.zeros((100, 100, 3), np.uint8)
     die = lambda x, y: {"face": 2, "center": [x, y], "size": 10.0, "bbox": [x - 5, y - 5, 10, 10],  # noqa: E731
