@@ -1083,7 +1083,12 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
     seen (square blobs with marks: a round lamp's glow seen through a clear tray is none, nor
     is a die merged with a glow around it). When few lone dice are seen, each is checked for
     touching dice (`_die_side_in`): players reveal their dice in clusters, and a square cluster
-    (two by two, three in an L) taken for the usual die hides every die in it."""
+    (two by two, three in an L) taken for the usual die hides every die in it. With no lone die
+    (every die touching another or showing its sides: a phone held close over a few dice) a
+    guess, 2.5 times the smallest die accepted, stands unless the smallest blob's dice are
+    more than twice that and the detector, told of dice that small, sees no more than one
+    there (a tray's dice all in one cluster: it sees them all): a guess that small cut close
+    dice into their pips."""
     if calibration is not None and getattr(calibration, "die_size", None):
         return float(calibration.die_size) * scale
     lone = []
@@ -1094,7 +1099,14 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
                 and not _glow(blob, lab[..., 0], SIZE_GLOW_SHARE)):
             lone.append(blob)
     if not lone:
-        return min_side * 2.5
+        guess = min_side * 2.5
+        blobs = [blob for blob in blobs if blob.area >= guess * guess]
+        if not blobs:
+            return guess
+        smallest = min(blobs, key=lambda blob: blob.area)
+        side = _die_side_in(smallest, lab)
+        one_die = len(_detections_in(smallest, guess, lab).centres) <= 1
+        return side if side > 2 * guess and one_die else guess
     if len(lone) <= FEW_LONE_DICE:
         return float(_median([_die_side_in(blob, lab) for blob in lone]))
     return float(_median([np.sqrt(blob.area) for blob in lone]))

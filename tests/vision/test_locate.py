@@ -599,6 +599,18 @@ def test_a_die_merged_with_a_lamps_glow_does_not_set_the_die_size():
         assert matches(die, found), f"die at {die['center']} missed"
 
 
+@pytest.mark.parametrize("seed, n_dice", [(20240021, 5), (20240085, 6)])
+def test_dice_photographed_close_are_not_sized_by_their_pips(seed, n_dice):
+    # the bench's close set: a phone held close over a few dice, each touching another or
+    # showing its sides, so no lone square die sets the size. The size fell back to the usual
+    # guess, a pip's: the dice were cut into pips and pieces (14 and 17 extra candidates) and
+    # single pips read as aces; now the smallest blob's dice set it
+    image, truth = synth.render_tray(seed, n_dice, size=synth.PHONE, die_px=(200.0, 300.0), hard=True)
+    reading = read_tray(image)
+    assert reading.counts == faces_counted([die for die in truth if not die["flags"]])
+    assert len(reading.dice) <= len(truth) + 1
+
+
 def test_a_black_die_with_dim_pips_seen_from_below_is_flagged_not_dropped():
     # its dim pips barely mark it, so it looked like a plain patch (glare, a shadow)
     # and was dropped: the photo read `ok` one 4 short
