@@ -1105,8 +1105,9 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
             return guess
         smallest = min(blobs, key=lambda blob: blob.area)
         side = _die_side_in(smallest, lab)
-        one_die = len(_detections_in(smallest, guess, lab).centres) <= 1
-        return side if side > 2 * guess and one_die else guess
+        if side > 2 * guess and len(_detections_in(smallest, guess, lab).centres) <= 1:
+            return side
+        return guess
     if len(lone) <= FEW_LONE_DICE:
         return float(_median([_die_side_in(blob, lab) for blob in lone]))
     return float(_median([np.sqrt(blob.area) for blob in lone]))
