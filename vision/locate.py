@@ -135,6 +135,8 @@ MARK_SCALE = 0.06             # blur (in blob sides) at about a pip's scale: a d
 GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarter side (a glow: a tenth)
 SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
 FEW_LONE_DICE = 6             # the lone dice setting the die size are checked for touching dice when this few
+LONE_PIP_SHARE = 0.25         # lone "dice" this small (sides of the second biggest) lying together within one...
+LONE_PIP_GAP = 3.0            # ...(linked when this near: their own sides), six at most, are one die's pips
 CLUSTER_DIE_SIDE = 0.7        # ...dice the detector sees in one, this share of its side or less...
 CLUSTER_GAP = 0.75            # ...and centres this far apart (their sides) or more, make it a cluster (one real
                               # die seen at twice its size: pieces 0.27-0.61 apart; touching dice: 0.84 or more)...
@@ -1098,6 +1100,7 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
         if (fill > 0.72 and aspect < 1.3 and blob.area >= min_side * min_side
                 and not _glow(blob, lab[..., 0], SIZE_GLOW_SHARE)):
             lone.append(blob)
+    lone = _without_pips(lone)
     if not lone:
         guess = min_side * 2.5
         blobs = [blob for blob in blobs if blob.area >= guess * guess]
@@ -1111,6 +1114,32 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
     if len(lone) <= FEW_LONE_DICE:
         return float(_median([_die_side_in(blob, lab) for blob in lone]))
     return float(_median([np.sqrt(blob.area) for blob in lone]))
+
+
+def _without_pips(lone: list[_Blob]) -> list[_Blob]:
+    """The lone dice less the pips of a die the foreground lost: from below, a dark die on a
+    dark tray shows only its light pips, each a small square-ish blob. They are far smaller
+    than at least two other lone dice (LONE_PIP_SHARE: dice of one set are one size, a pip a
+    fifth of it; one big square may be a patch of lamp light around small dice) and lie
+    together, up to six, within one such die; taken for dice they set the usual size to a
+    pip's and every die is cut into its pips."""
+    sides = [float(np.sqrt(blob.area)) for blob in lone]
+    if len(sides) < 3:
+        return lone
+    usual = sorted(sides)[-2]
+    small = [i for i, side in enumerate(sides) if side <= LONE_PIP_SHARE * usual]
+    centres = {i: np.array([lone[i].x0, lone[i].y0]) + np.argwhere(lone[i].mask).mean(0)[::-1] for i in small}
+    group = {i: i for i in small}
+    for a in small:
+        for b in small:
+            if a < b and np.linalg.norm(centres[a] - centres[b]) <= LONE_PIP_GAP * max(sides[a], sides[b]):
+                group = {i: group[a] if g == group[b] else g for i, g in group.items()}
+    pips = set()
+    for members in ([i for i in small if group[i] == g] for g in set(group.values())):
+        span = max(float(np.linalg.norm(centres[a] - centres[b])) for a in members for b in members)
+        if len(members) <= 6 and span + max(sides[i] for i in members) <= usual:
+            pips.update(members)
+    return [blob for i, blob in enumerate(lone) if i not in pips]
 
 
 def _die_side_in(blob: _Blob, lab: np.ndarray) -> float:

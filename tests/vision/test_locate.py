@@ -611,6 +611,18 @@ def test_dice_photographed_close_are_not_sized_by_their_pips(seed, n_dice):
     assert len(reading.dice) <= len(truth) + 1
 
 
+@pytest.mark.parametrize("seed,n_dice", [(20240038, 8), (20240062, 4)])
+def test_a_dark_dies_light_pips_seen_close_from_below_do_not_set_the_die_size(seed, n_dice):
+    # the bench's close set from below: a dark die on the dark room behind the glass shows only
+    # its light pips, small square blobs beside the other lone dice. They set the size to a
+    # pip's: every die was cut into its pips (62 and 11 extra candidates), the photo all `check`
+    image, truth = synth.render_tray(seed, n_dice, view="below", size=synth.PHONE, die_px=(200.0, 300.0))
+    reading = read_tray(image, "below")
+    assert reading.status == "ok"
+    assert reading.counts == faces_counted(truth)
+    assert len(reading.dice) == n_dice
+
+
 def test_a_black_die_with_dim_pips_seen_from_below_is_flagged_not_dropped():
     # its dim pips barely mark it, so it looked like a plain patch (glare, a shadow)
     # and was dropped: the photo read `ok` one 4 short
