@@ -1194,10 +1194,10 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         leaning = LEAN_CHECK_AREA < area_ratio <= SINGLE_MAX_AREA and _square_top(blob, lab) is None
         if not leaning and aspect > LEAN_ASPECT and not _at_frame(blob, lab.shape):
             # longer across the way to the photo's centre than along it: no flat die's sides show
-            # there (a shadow may, but then the top face is still a square; the frame may cut a die
-            # to any shape)
+            # there (a shadow may, but then the top face is still a square and what lies beside
+            # it carries no marks; the frame may cut a die to any shape)
             along, across, lens = _stretch(blob, lab.shape)
-            leaning = along + 1 < (1 - ACROSS_STRETCH) * (across + 1) and _square_top(blob, lab) is None
+            leaning = along + 1 < (1 - ACROSS_STRETCH) * (across + 1) and not _marks_only_on_top(blob, lab, expected)
             # longer along that way than a lens shows a flat die's sides so near the centre (an
             # oblique camera shows them too), its top face not lying outward of them as a flat
             # die's seen at a slant: leaning when the detector sees a die on its edge there too
@@ -1340,6 +1340,18 @@ def _square_top(blob: _Blob, lab: np.ndarray, most_aspect: float = TOP_ASPECT) -
     if min(rw, rh) < 1 or max(rw, rh) / min(rw, rh) > most_aspect or rw * rh < TOP_SHARE * blob.area:
         return None
     return top.astype(bool)
+
+
+def _marks_only_on_top(blob: _Blob, lab: np.ndarray, expected: float) -> bool:
+    """True when the blob's top face is a square and what lies beside it carries no marks (a
+    shadow, a plain strip of side). A die on its edge shows a second face beside the square
+    one, with its pips: an orange die seen from below, a 4 and a 6 side by side, passed for a
+    flat 4 (its outline square enough, its square face found) and was counted."""
+    top = _square_top(blob, lab)
+    if top is None:
+        return False
+    beside = blob.mask & ~cv2.dilate(top.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    return _markless(beside, blob, lab[..., 0], expected)
 
 
 def _seen_at_a_slant(blob: _Blob, lab: np.ndarray) -> bool:

@@ -107,6 +107,18 @@ def test_a_die_leaning_toward_the_centre_with_a_square_top_is_flagged_edge():
     assert hit and all(c.flags for c in hit)
 
 
+def test_a_die_on_its_edge_showing_a_square_face_and_a_marked_one_beside_it_is_flagged():
+    # the bench's close set from below (seed 20240071): an orange die on its edge shows a 4 and,
+    # beside it across the way to the centre, a foreshortened 6. Its square 4 was found and its
+    # outline is square enough, so it passed for a flat die with a shadow beside it and the
+    # photo read `ok` with that die counted; a shadow carries no pips
+    image, truth = synth.render_tray(20240071, 7, view="below", hard=True, size=synth.PHONE, die_px=(200.0, 300.0))
+    (on_edge,) = [d for d in truth if "edge" in d["flags"]]
+    hit = matches(on_edge, find_dice(image))
+    assert hit and all(c.flags for c in hit)
+    assert read_tray(image, "below").status == "check"
+
+
 def test_dice_outside_the_tray_are_reported_outside_and_the_rest_are_not():
     image, truth = synth.render_tray(2, 8, outside=1)
     found = find_dice(image)
