@@ -135,6 +135,7 @@ MARK_SCALE = 0.06             # blur (in blob sides) at about a pip's scale: a d
 GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarter side (a glow: a tenth)
 SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
 FEW_LONE_DICE = 6             # the lone dice setting the die size are checked for touching dice when this few
+PLAIN_LONE_AREA = 2.25        # a plain lone blob this much bigger than most marked blobs may be lamp light
 LONE_PIP_SHARE = 0.25         # lone "dice" this small (sides of the second biggest) lying together within one...
 LONE_PIP_GAP = 3.0            # ...(linked when this near: their own sides), six at most, are one die's pips
 CLUSTER_DIE_SIDE = 0.7        # ...dice the detector sees in one, this share of its side or less...
@@ -1083,7 +1084,8 @@ def _thickness(mask: np.ndarray) -> float:
 def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: float, lab: np.ndarray) -> float:
     """Side of one die's blob in working pixels: from the calibration, else from the lone dice
     seen (square blobs with marks: a round lamp's glow seen through a clear tray is none, nor
-    is a die merged with a glow around it, nor a lost die's pips: `_without_pips`). When few
+    is a die merged with a glow around it, nor a lost die's pips: `_without_pips`, nor lamp
+    light on a glossy board: `_lamp_light`). When few
     lone dice are seen, each is checked for touching dice (`_die_side_in`): players reveal
     their dice in clusters, and a square cluster (two by two, three in an L) taken for the
     usual die hides every die in it. With no lone die
@@ -1102,6 +1104,8 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
                 and not _glow(blob, lab[..., 0], SIZE_GLOW_SHARE)):
             lone.append(blob)
     lone = _without_pips(lone)
+    marked = [blob.area for blob in blobs if blob.area >= min_side * min_side and not _plain(blob, lab[..., 0])]
+    lone = [blob for blob in lone if not _lamp_light(blob, marked, lab)]
     if not lone:
         guess = min_side * 2.5
         blobs = [blob for blob in blobs if blob.area >= guess * guess]
@@ -1115,6 +1119,22 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
     if len(lone) <= FEW_LONE_DICE:
         return float(_median([_die_side_in(blob, lab) for blob in lone]))
     return float(_median([np.sqrt(blob.area) for blob in lone]))
+
+
+def _lamp_light(blob: _Blob, marked_areas: list[float], lab: np.ndarray) -> bool:
+    """True when a lone square blob is a patch of lamp light on a glossy board, not a die: it
+    shows no marks, it is lighter than the board around it, far bigger than most blobs that do
+    show marks (PLAIN_LONE_AREA times their median area), and the detector, told of dice its
+    size, sees none in it. (A blurred die shows no marks either, but the detector sees it; the
+    screw heads on byler-d6's tray are plain, the detector sees no die in them, and they are
+    darker than the tray: they stay, and being about a die's size they do little harm.)"""
+    if not marked_areas or blob.area <= PLAIN_LONE_AREA * _median(marked_areas) or not _plain(blob, lab[..., 0]):
+        return False
+    h, w = blob.mask.shape
+    inside = lab[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w, 0][blob.mask > 0]
+    side = float(np.sqrt(blob.area))
+    return (float(_median(inside)) > float(_board_colour(blob, lab, side)[0])
+            and not len(_detections_in(blob, side, lab).centres))
 
 
 def _without_pips(lone: list[_Blob]) -> list[_Blob]:
