@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from companion.bench_vision import _reframed, score_photo, synthetic_specs
+from companion.bench_vision import _reframed, _synthetic_items, score_photo, synthetic_specs
 from vision import synth
 from vision.types import Die, Reading
 
@@ -76,6 +76,14 @@ def test_the_crowded_set_leaves_most_dice_touching_another():
                             ** 0.5 < 1.6 * die["size"] for t in others)
             total += 1
     assert touching >= 0.5 * total                                 # spread-out trays: about 1 in 10
+
+
+def test_a_tray_the_generator_finds_no_room_on_is_left_out_not_a_crash(capsys):
+    # hard seed 11 draws 19 dice of 51 px for one small tray: the whole bench stopped there
+    specs = [s for s in synthetic_specs("hard", 11, 2000) if s["seed"] in (110093, 110094)]
+    items = list(_synthetic_items(specs))
+    assert [source["render_tray"]["seed"] for source, *_ in items] == [110093]
+    assert "no room for 19 dice" in capsys.readouterr().err
 
 
 def test_the_close_set_is_a_phone_held_close_over_a_few_dice():

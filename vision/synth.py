@@ -65,6 +65,10 @@ _TABLES = ("wood", "dark_wood", "white_board", "dark_cloth", "grey_board", "felt
 _FLOORS = ("felt_green", "felt_blue", "felt_red", "cardboard", "white_board", "grey_board", "wood")
 
 
+class NoRoom(ValueError):
+    """The dice asked for do not fit on the tray drawn (many large dice on a small tray)."""
+
+
 class TrayTruth(list):
     """The per-die truth list, plus `.scene`: tray outline, view, camera and render settings."""
 
@@ -194,13 +198,13 @@ def render_tray(
             pair = _stacked_pair(placed, rng, scene, s, top_faces[k:k + 2], palette[k:k + 2])
             k += 2
             if pair is None:
-                raise ValueError(f"no room for {n_dice} dice of {s:.0f} px on this tray (seed {seed})")
+                raise NoRoom(f"no room for {n_dice} dice of {s:.0f} px on this tray (seed {seed}); ask for fewer or smaller dice")
             dice.extend(pair)
             continue
         spot = placed.find(kind, s, cluster_p)
         k += 1
         if spot is None:
-            raise ValueError(f"no room for {n_dice} dice of {s:.0f} px on this tray (seed {seed}); ask for fewer or smaller dice")
+            raise NoRoom(f"no room for {n_dice} dice of {s:.0f} px on this tray (seed {seed}); ask for fewer or smaller dice")
         center, angle = spot
         colour, style = palette[k - 1]
         if kind == "edge":
