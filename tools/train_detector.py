@@ -175,7 +175,7 @@ def tray_photos(name: str, first: int, count: int, arguments) -> list[Photo]:
             args["size"] = synth.PHONE
         try:
             out.append(tray_photo(f"{name}{seed}", *synth.render_tray(**args)))
-        except ValueError:
+        except synth.NoRoom:
             continue   # no room on this tray for so many dice
     return out
 

@@ -380,7 +380,7 @@ def synth_tray_dice(seed: int, index: int):
             image, truth = synth.render_tray(seed, n_dice, view=view, hard=index % 3 != 0,
                                              picture_faces=picture_faces)
             return image, view, truth
-        except ValueError:  # this tray has no room for that many dice of this size
+        except synth.NoRoom:  # this tray has no room for that many dice of this size
             n_dice //= 2
 
 
@@ -768,7 +768,7 @@ def _stress_synth(seed: int, trays: int) -> None:
             try:
                 image, truth = synth.render_tray(first + i, 25 if not pictures else 20, view=view,
                                                  hard=bool(i % 2) or not pictures, picture_faces=picture_faces)
-            except ValueError:
+            except synth.NoRoom:
                 continue  # no room on this tray for that many dice
             dice = [d for d in truth if not d["flags"]]
             for loose in (False, True):
