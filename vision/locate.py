@@ -66,6 +66,7 @@ Coordinates in the returned candidates are in the original photo's pixels.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 
@@ -1104,7 +1105,9 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
                 and not _glow(blob, lab[..., 0], SIZE_GLOW_SHARE)):
             lone.append(blob)
     lone = _without_pips(lone)
-    marked = [blob.area for blob in blobs if blob.area >= min_side * min_side and not _plain(blob, lab[..., 0])]
+    # (the blobs with marks are measured only when some lone blob shows none, as few photos have)
+    marked = cache(lambda: [blob.area for blob in blobs
+                            if blob.area >= min_side * min_side and not _plain(blob, lab[..., 0])])
     lone = [blob for blob in lone if not _lamp_light(blob, marked, lab)]
     if not lone:
         guess = min_side * 2.5
@@ -1121,14 +1124,18 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
     return float(_median([np.sqrt(blob.area) for blob in lone]))
 
 
-def _lamp_light(blob: _Blob, marked_areas: list[float], lab: np.ndarray) -> bool:
+def _lamp_light(blob: _Blob, marked_areas: Callable[[], list[float]], lab: np.ndarray) -> bool:
     """True when a lone square blob is a patch of lamp light on a glossy board, not a die: it
     shows no marks, it is lighter than the board around it, far bigger than most blobs that do
     show marks (PLAIN_LONE_AREA times their median area), and the detector, told of dice its
     size, sees none in it. (A blurred die shows no marks either, but the detector sees it; the
     screw heads on byler-d6's tray are plain, the detector sees no die in them, and they are
-    darker than the tray: they stay, and being about a die's size they do little harm.)"""
-    if not marked_areas or blob.area <= PLAIN_LONE_AREA * _median(marked_areas) or not _plain(blob, lab[..., 0]):
+    darker than the tray: they stay, and being about a die's size they do little harm.)
+    `marked_areas` gives the areas of the photo's blobs with marks when first asked."""
+    if not _plain(blob, lab[..., 0]):
+        return False
+    areas = marked_areas()
+    if not areas or blob.area <= PLAIN_LONE_AREA * _median(areas):
         return False
     h, w = blob.mask.shape
     inside = lab[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w, 0][blob.mask > 0]
