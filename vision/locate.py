@@ -1086,11 +1086,10 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
     """Side of one die's blob in working pixels: from the calibration, else from the lone dice
     seen (square blobs with marks: a round lamp's glow seen through a clear tray is none, nor
     is a die merged with a glow around it, nor a lost die's pips: `_without_pips`, nor lamp
-    light on a glossy board: `_lamp_light`). When few
-    lone dice are seen, each is checked for touching dice (`_die_side_in`): players reveal
-    their dice in clusters, and a square cluster (two by two, three in an L) taken for the
-    usual die hides every die in it. With no lone die
-    (every die touching another or showing its sides: a phone held close over a few dice) a
+    light on a glossy board: `_lamp_light`). When few lone dice are seen, each is checked for
+    touching dice (`_die_side_in`): players reveal their dice in clusters, and a square
+    cluster (two by two, three in an L) taken for the usual die hides every die in it. With no
+    lone die (every die touching another or showing its sides: a phone held close over a few dice) a
     guess, 2.5 times the smallest die accepted, stands unless the smallest blob's dice are
     more than twice that and the detector, told of dice that small, sees no more than one
     there (a tray's dice all in one cluster: it sees them all): a guess that small cut close
