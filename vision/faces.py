@@ -411,11 +411,17 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
     error = _layout_error([places[i] for i in pips], areas / unit)
     if stray:  # a mark that is no pip: a picture, a swirl, a glare streak
         error = max(error, 0.5 + 0.1 * stray)
-    if count >= 2:  # one paint for every pip: a blob of another colour is a swirl, not a pip
+    bigger = [i for i in round_pip if blobs[i][4] > biggest]
+    if count >= 2 or bigger:  # one paint for every pip: a blob of another colour is a swirl, not a pip
         sums = np.bincount(by_channel, diff.ravel(), 3 * n).reshape(n, 3)[1:].tolist()
         paint = [[total / blobs[i][4] for total in sums[i]] for i in pips]
-        spread = math.sqrt(max(_squared(u, v) for k, u in enumerate(paint) for v in paint[k + 1:]))
-        if spread > MAX_PAINT_SPREAD * (sum(math.sqrt(_squared(u, _ORIGIN)) for u in paint) / count):
+        allowed = MAX_PAINT_SPREAD * (sum(math.sqrt(_squared(u, _ORIGIN)) for u in paint) / count)
+        spread = math.sqrt(max((_squared(u, v) for k, u in enumerate(paint) for v in paint[k + 1:]), default=0.0))
+        # round marks of another paint, too big to be pips beside these: the "pips" may be
+        # glare (light) beside the real dark pips, or dark specks beside light ones
+        mean = [sum(u[c] for u in paint) / count for c in _CHANNELS]
+        other = (math.sqrt(_squared([t / blobs[i][4] for t in sums[i]], mean)) for i in bigger)
+        if spread > allowed or max(other, default=0.0) > allowed:
             error = max(error, 0.6)
     cx, cy = centres[:, 0], centres[:, 1]
     if count in (2, 4):  # a faint middle pip (glare on it) would make this a 3 or a 5

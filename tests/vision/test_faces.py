@@ -449,6 +449,27 @@ def test_six_clean_at_the_counters_higher_cut_is_read():
     assert faces.read_face(image, candidate(die["corners"]), "below").value == die["seen"] == 6
 
 
+def _tan_two(glare: bool) -> np.ndarray:
+    """A tan die's 2 (dark pips, 15 px across 128), with or without a lamp's glare: three small
+    light spots in a row beside the upper pip, as on a glossy marbled die."""
+    face = np.full((128, 128, 3), (70, 150, 170), np.uint8)
+    for x, y in ((41, 38), (92, 90)):
+        cv2.circle(face, (x, y), 15, (25, 30, 35), -1, cv2.LINE_AA)
+    for x, y in ((70, 26), (90, 41), (105, 59)) if glare else ():
+        cv2.circle(face, (x, y), 8, (235, 240, 245), -1, cv2.LINE_AA)
+    return face
+
+
+def test_glare_spots_beside_bigger_dark_pips_are_no_clean_count():
+    """Byler-d6 test 100143: a glare arc on a gold 2 broke into three light spots that the
+    counter took for a clean 3 (the dark pips, over 2.5 times the spots' area, were dropped as
+    too big) and vetoed the classifier's sure 2. Round marks of another paint, bigger than the
+    pips counted, leave the count unsettled; the 2 alone is still a clean 2."""
+    assert faces.count_pips(_tan_two(glare=False)) == (2, 0.0)
+    count, layout_error = faces.count_pips(_tan_two(glare=True))
+    assert count != 2 and layout_error > faces.MAX_LAYOUT_ERROR
+
+
 def test_a_die_the_locator_already_flagged_unreadable_carries_the_flag_once():
     """Hard synthetic phone-sized tray (the bench's seed 20240079): the locator flags a faint
     square `unreadable` and the face reader cannot read it either; the die says so once, so the
