@@ -54,6 +54,11 @@ MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "faces_cnn.onnx
 MIN_NET_PROB = 0.8
 MIN_ACE_PROB = 0.9         # an untaught picture is most easily taken for an ace: ask more there
 MAX_LAYOUT_ERROR = 0.2
+# A 5's middle pip lies at most this far (over the pattern's span) from the middle of the other
+# four, else the counter's "5" is a 4 and a stray mark. Byler-d6 (all 247 photos): of 978 looks
+# at real 5s that the counter saw as 5, 1 lies further (0.36); 4s, 3s and 6s seen as a "5" with
+# a side's pip or a glare spot lie 0.28-0.39 off.
+MAX_FIVE_MIDDLE_OFFSET = 0.25
 # When the two cues did not agree, the classifier alone reads a face it is this sure of (the
 # mean over four turns of the face), unless the pip counter clearly sees another count. Set on
 # held-out byler-d6 TRAIN photos and synthetic stress trays (tools/train_faces.py stress): no
@@ -503,7 +508,22 @@ def _layout_error(pts: list[list[float]], areas: np.ndarray) -> float:
         error = max(error, 0.5)
     if count >= 3:
         error = max(error, max(abs(v / span - p) for v, p in zip(d, _PATTERNS[count])))
+    if count == 5 and _middle_offset(pts) > MAX_FIVE_MIDDLE_OFFSET:
+        error = max(error, 0.5)  # no middle pip: four pips and a stray mark (a side's pip, glare)
     return min(error, 1.0)
+
+
+def _middle_offset(pts: list[list[float]]) -> float:
+    """How far a 5's middle pip (the one nearest the pips' mean) lies from the middle of the
+    other four, over the pattern's span: a die seen at a slant moves it little, a stray mark
+    beside a 4 (a side's pip, a glare spot) lies far off."""
+    count = len(pts)
+    mean = (sum(p[0] for p in pts) / count, sum(p[1] for p in pts) / count)
+    middle = min(range(count), key=lambda k: _distance(pts[k], mean))
+    others = [p for k, p in enumerate(pts) if k != middle]
+    centre = (sum(p[0] for p in others) / len(others), sum(p[1] for p in others) / len(others))
+    span = max(_distance(a, b) for k, a in enumerate(pts) for b in pts[k + 1:])
+    return _distance(pts[middle], centre) / span
 
 
 def _distance(a: list[float], b: list[float]) -> float:
@@ -653,7 +673,9 @@ def _wider_reads(looks: list[list[tuple[int, float]]], cuts: list[list[np.ndarra
     Not for aces (a lone blob turns up on a wider cut of almost anything) and the counter
     vetoes as everywhere (`_vetoes`) on every look at the die: `looks` (the top-face crop, the
     outline as given, 0.85 times it) and the cut 1.2 times it (a dark die's faint middle pip,
-    seen only on a tight cut)."""
+    seen only on a tight cut). A clean square of four pips on a tighter look rules out a 5 or
+    6 there: the pips between a 5's or 6's corners lie inside any cut that holds the corners,
+    so the wider cut's more pips are a side's."""
     if not looks:
         return []
     wide = np.stack([_canonical(die_cuts[2]) for die_cuts in cuts])
@@ -665,6 +687,7 @@ def _wider_reads(looks: list[list[tuple[int, float]]], cuts: list[list[np.ndarra
         wide_count = _count_pips(diffs[i], dists[i], contrasts[i])
         if (value in (OTHER_CLASS, 1) or p[value] < WIDER_PROB
                 or any(_vetoes(count, layout_error, value) for count, layout_error in looks[i] + [wide_count])
+                or value > 4 and any(count == 4 and layout_error <= MAX_LAYOUT_ERROR for count, layout_error in looks[i])
                 or _sure_value(p, wide_count, contrasts[i]) != value):
             reads.append(None)
         else:
