@@ -607,6 +607,11 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     wider = [i for i in again if reads[i].value is None and _stands_apart(outlines, i)]
     for i, read in zip(wider, _wider_reads([looks(i) for i in wider], [other_cuts(i) for i in wider])):
         reads[i] = read or reads[i]
+    aces = [i for i in again if reads[i].value is None and probs[i][1] >= ACE_SECOND_LOOK_PROB]
+    for i in aces:
+        read = _recentred_ace(image_bgr, _top_face_in(*plastic[i], outlines[i]), view)
+        if read is not None and _ace_stands_alone(other_cuts(i)):
+            reads[i] = read
     # a 2 or 4 whose cut 0.85 times its outline shows the counter a clean 3 or 5 has a faint
     # middle pip the wider cuts lose (a dark blue 3 from a tilted camera: the counter's clean 2
     # and the classifier's 0.97 on the first crop)
@@ -621,6 +626,40 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
         if more:
             reads[i] = FaceRead(None, 0.0, "pips")
     return reads
+
+
+def _recentred_ace(image_bgr: np.ndarray, quad: np.ndarray, view: str) -> FaceRead | None:
+    """An ace read on the top face cut again around its pip: a top face found too big (one or
+    two of the die's sides in view, their pips too) shows the ace's pip off the middle, so the
+    counter's centred lone disc, which an ace read needs, is missing there. Cut the same size
+    around the face's biggest mark, the read stands when the counter sees one filled disc in
+    the middle (ACE_VERIFY_ERROR) and the classifier, over four turns, an ace
+    (ACE_SECOND_LOOK_PROB). One pip of a 2, 3, 5 or 6 cut so keeps another beside it."""
+    diff, dist, contrast = _colour_offsets(_canonical(_cut(image_bgr, quad, view)))
+    if contrast < MIN_FACE_CONTRAST:
+        return None
+    scaled = np.minimum(dist * (255.0 / contrast), 255.0).astype(np.uint8)
+    otsu, _ = cv2.threshold(scaled, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    count, _, stats, centroids = cv2.connectedComponentsWithStats((scaled > max(otsu, 90.0)).astype(np.uint8), connectivity=4)
+    x0, y0, w, h, area = stats[1:].T
+    # a round mark, not the board beyond the die nor a row of a side's pips run together
+    disc = ((x0 > 0) & (y0 > 0) & (x0 + w < CANON) & (y0 + h < CANON)
+            & (np.maximum(w, h) <= 1.5 * np.minimum(w, h)) & (area > 0.45 * w * h))
+    if not disc.any():
+        return None
+    x, y = centroids[1:][disc][int(np.argmax(area[disc]))]
+    if view == "below":
+        x = CANON - 1 - x  # the cut was flipped back
+    target = np.float32([[0, 0], [CANON - 1, 0], [CANON - 1, CANON - 1], [0, CANON - 1]])
+    back = cv2.getPerspectiveTransform(target, quad)
+    pip = cv2.perspectiveTransform(np.float32([[[x, y]]]), back)[0, 0]
+    crop = _canonical(_cut(image_bgr, (quad + (pip - quad.mean(0))).astype(np.float32), view))
+    diffs, dists, contrasts = _colour_offsets_of(crop[None])
+    pips, layout_error = _count_pips(diffs[0], dists[0], contrasts[0])
+    sure = float(_turned_probabilities(_net_inputs(diffs, dists, contrasts))[0, 1])
+    if pips != 1 or layout_error > ACE_VERIFY_ERROR or sure < ACE_SECOND_LOOK_PROB:
+        return None
+    return FaceRead(1, round(sure * (1.0 - layout_error), 4), "pips")
 
 
 def _about_centre(quad: np.ndarray, scale: float, degrees: float = 0.0) -> np.ndarray:
