@@ -140,10 +140,14 @@ def cut_face(image_bgr: np.ndarray, corners, view: str = "above", side: int = CA
 
 
 def _cut(image_bgr: np.ndarray, quad: np.ndarray, view: str, side: int = CANON) -> np.ndarray:
-    target = np.float32([[0, 0], [side - 1, 0], [side - 1, side - 1], [0, side - 1]])
-    matrix = cv2.getPerspectiveTransform(quad, target)
+    matrix = cv2.getPerspectiveTransform(quad, _square(side))
     face = cv2.warpPerspective(image_bgr, matrix, (side, side), flags=cv2.INTER_AREA)
     return cv2.flip(face, 1) if view == "below" else face
+
+
+def _square(side: int) -> np.ndarray:
+    """The corners of a cut face `side` pixels across, in the order of `_ordered_quad`."""
+    return np.float32([[0, 0], [side - 1, 0], [side - 1, side - 1], [0, side - 1]])
 
 
 def face_crop(image_bgr: np.ndarray, corners, view: str = "above") -> np.ndarray:
@@ -322,9 +326,7 @@ def count_pips(face_bgr: np.ndarray) -> tuple[int, float]:
 def _count_pips(diff: np.ndarray, dist: np.ndarray, contrast: float) -> tuple[int, float]:
     if contrast < MIN_FACE_CONTRAST:
         return 0, 1.0
-    scaled = np.minimum(dist * (255.0 / contrast), 255.0).astype(np.uint8)  # distances are never negative
-    otsu, _ = cv2.threshold(scaled, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    low = max(otsu, 90.0)
+    scaled, low = _mark_map(dist, contrast)
     best = _pips_at(scaled, low, diff)
     if best[1] > 0.0:  # blurred pips may merge: a higher cut separates them
         higher = _pips_at(scaled, low + 0.4 * (255.0 - low), diff)
@@ -334,6 +336,14 @@ def _count_pips(diff: np.ndarray, dist: np.ndarray, contrast: float) -> tuple[in
             faint = best[1] == AMBIGUOUS and higher[0] != 6
             best = (higher[0], max(higher[1], FAINT_MIDDLE)) if faint else higher
     return best
+
+
+def _mark_map(dist: np.ndarray, contrast: float) -> tuple[np.ndarray, float]:
+    """The colour-distance map scaled by the face's contrast to 0..255, and the pip counter's
+    first cut through it (Otsu's, at least 90)."""
+    scaled = np.minimum(dist * (255.0 / contrast), 255.0).astype(np.uint8)  # distances are never negative
+    otsu, _ = cv2.threshold(scaled, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    return scaled, max(otsu, 90.0)
 
 
 def verify_pips(face_bgr: np.ndarray, expected: int, one_colour: bool = True) -> float:
@@ -607,6 +617,7 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     wider = [i for i in again if reads[i].value is None and _stands_apart(outlines, i)]
     for i, read in zip(wider, _wider_reads([looks(i) for i in wider], [other_cuts(i) for i in wider])):
         reads[i] = read or reads[i]
+    # an ace whose top face was found with a side in view: its pip lies off the crop's middle
     aces = [i for i in again if reads[i].value is None and probs[i][1] >= ACE_SECOND_LOOK_PROB]
     for i in aces:
         read = _recentred_ace(image_bgr, _top_face_in(*plastic[i], outlines[i]), view)
@@ -632,15 +643,15 @@ def _recentred_ace(image_bgr: np.ndarray, quad: np.ndarray, view: str) -> FaceRe
     """An ace read on the top face cut again around its pip: a top face found too big (one or
     two of the die's sides in view, their pips too) shows the ace's pip off the middle, so the
     counter's centred lone disc, which an ace read needs, is missing there. Cut the same size
-    around the face's biggest mark, the read stands when the counter sees one filled disc in
-    the middle (ACE_VERIFY_ERROR) and the classifier, over four turns, an ace
-    (ACE_SECOND_LOOK_PROB). One pip of a 2, 3, 5 or 6 cut so keeps another beside it."""
-    diff, dist, contrast = _colour_offsets(_canonical(_cut(image_bgr, quad, view)))
+    around the face's biggest round mark, the read stands when the counter sees one filled disc
+    in the middle (ACE_VERIFY_ERROR) and the classifier, over four turns, an ace
+    (ACE_SECOND_LOOK_PROB). That cut alone is no proof (one pip of a 2 whose pips lie near its
+    face's edges loses the other): only a face the classifier already took for an ace is cut so."""
+    _, dist, contrast = _colour_offsets(_canonical(_cut(image_bgr, quad, view)))
     if contrast < MIN_FACE_CONTRAST:
         return None
-    scaled = np.minimum(dist * (255.0 / contrast), 255.0).astype(np.uint8)
-    otsu, _ = cv2.threshold(scaled, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    count, _, stats, centroids = cv2.connectedComponentsWithStats((scaled > max(otsu, 90.0)).astype(np.uint8), connectivity=4)
+    scaled, low = _mark_map(dist, contrast)
+    _, _, stats, centroids = cv2.connectedComponentsWithStats((scaled > low).astype(np.uint8), connectivity=4)
     x0, y0, w, h, area = stats[1:].T
     # a round mark, not the board beyond the die nor a row of a side's pips run together
     disc = ((x0 > 0) & (y0 > 0) & (x0 + w < CANON) & (y0 + h < CANON)
@@ -650,8 +661,7 @@ def _recentred_ace(image_bgr: np.ndarray, quad: np.ndarray, view: str) -> FaceRe
     x, y = centroids[1:][disc][int(np.argmax(area[disc]))]
     if view == "below":
         x = CANON - 1 - x  # the cut was flipped back
-    target = np.float32([[0, 0], [CANON - 1, 0], [CANON - 1, CANON - 1], [0, CANON - 1]])
-    back = cv2.getPerspectiveTransform(target, quad)
+    back = cv2.getPerspectiveTransform(_square(CANON), quad)
     pip = cv2.perspectiveTransform(np.float32([[[x, y]]]), back)[0, 0]
     crop = _canonical(_cut(image_bgr, (quad + (pip - quad.mean(0))).astype(np.float32), view))
     diffs, dists, contrasts = _colour_offsets_of(crop[None])
