@@ -425,18 +425,15 @@ def _real_items(rows):
         yield {"image": row["path"]}, image, real_truth(row), row.get("view", "above")
 
 
-def _phone_sized(source, image, truth, view):
-    """One real item framed as a phone photo of the same dice (`vision.synth.phone_framed`)."""
+def _phone_framing(image):
+    """`vision.synth.phone_framed` as a reframing (`_reframed`): the photo a phone would take of
+    the same dice, and the map of the real photo's points into it (a scale, then a shift)."""
+    import numpy as np
+
     from vision.synth import phone_framed
 
-    if isinstance(image, Exception):
-        return source, image, truth, view
     big, scale, pad = phone_framed(image)
-    moved = [{**t, "bbox": [t["bbox"][0] * scale + pad, t["bbox"][1] * scale, t["bbox"][2] * scale,
-                            t["bbox"][3] * scale],
-              "center": [t["center"][0] * scale + pad, t["center"][1] * scale], "size": t["size"] * scale}
-             for t in truth]
-    return {**source, "phone_framed": True}, big, moved, view
+    return big, np.float64([[scale, 0.0, pad], [0.0, scale, 0.0], [0.0, 0.0, 1.0]])
 
 
 def _spoiled(how, spoil, source, image, truth, view):
@@ -521,7 +518,7 @@ def run(args: argparse.Namespace) -> int:
             for name, photo_rows in sets:
                 rows.append(_evaluate(name, _real_items(photo_rows), failures, progress).row())
                 if name.endswith("test split"):
-                    items = (_phone_sized(*item) for item in _real_items(photo_rows))
+                    items = (_reframed("at phone size", _phone_framing, *item) for item in _real_items(photo_rows))
                     rows.append(_evaluate(f"{name} at phone size", items, failures, progress).row())
                     grain = lambda image, seed: with_grain(image, GRAIN, seed)   # noqa: E731
                     items = (_spoiled("sensor grain", grain, *item) for item in _real_items(photo_rows))

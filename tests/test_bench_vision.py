@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from companion.bench_vision import _reframed, _synthetic_items, score_photo, synthetic_specs
+from companion.bench_vision import _phone_framing, _reframed, _synthetic_items, score_photo, synthetic_specs
 from vision import synth
 from vision.types import Die, Reading
 
@@ -107,3 +108,19 @@ def test_a_reframed_photo_moves_its_truth_with_it_and_drops_dice_it_leaves_out()
     cropped = lambda im: (im[:, :60], np.eye(3))                                          # noqa: E731
     _, _, moved, _ = _reframed("cropped", cropped, {"image": "a.jpg"}, image, [die(50, 40), die(80, 40)], "above")
     assert [t["center"] for t in moved] == [[50, 40]]
+
+
+def test_a_photo_framed_as_a_phone_takes_it_keeps_its_dice_on_their_truth():
+    """The phone-size row: a 640 x 640 photo scaled to the phone's 3024 px height and widened
+    with the board's colour; a die's truth box moves and grows with it (4.725 times, 504 px
+    right), and stays on the die: the dark square drawn there."""
+    image = np.full((640, 640, 3), 200, np.uint8)
+    image[100:140, 300:340] = 30
+    truth = [{"face": 1, "center": [320.0, 120.0], "size": 40.0, "bbox": [300.0, 100.0, 40.0, 40.0],
+              "flags": [], "picture": None}]
+    _, framed, (moved,), _ = _reframed("at phone size", _phone_framing, {"image": "a.jpg"}, image, truth, "above")
+    assert framed.shape == (3024, 4032, 3)
+    assert moved["center"] == pytest.approx([2016.0, 567.0]) and moved["size"] == pytest.approx(189.0)
+    x, y, w, h = (int(round(v)) for v in moved["bbox"])
+    assert framed[y + 5:y + h - 5, x + 5:x + w - 5].max() < 60 and framed[y + h + 20, x].min() > 150
+
