@@ -582,7 +582,8 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     if not outlines:
         return []
     plastic = _plastic_distances(image_bgr, outlines)
-    crops = [_cut(image_bgr, _top_face_in(*p, q), view) for p, q in zip(plastic, outlines)]
+    tops = [_top_face_in(*p, q) for p, q in zip(plastic, outlines)]
+    crops = [_cut(image_bgr, top, view) for top in tops]
 
     cut_again: dict[int, list[np.ndarray]] = {}
 
@@ -620,7 +621,7 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     # an ace whose top face was found with a side in view: its pip lies off the crop's middle
     aces = [i for i in again if reads[i].value is None and probs[i][1] >= ACE_SECOND_LOOK_PROB]
     for i in aces:
-        read = _recentred_ace(image_bgr, _top_face_in(*plastic[i], outlines[i]), view)
+        read = _recentred_ace(image_bgr, tops[i], crops[i], view)
         if read is not None and _ace_stands_alone(other_cuts(i)):
             reads[i] = read
     # a 2 or 4 whose cut 0.85 times its outline shows the counter a clean 3 or 5 has a faint
@@ -639,15 +640,16 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     return reads
 
 
-def _recentred_ace(image_bgr: np.ndarray, quad: np.ndarray, view: str) -> FaceRead | None:
+def _recentred_ace(image_bgr: np.ndarray, quad: np.ndarray, crop: np.ndarray, view: str) -> FaceRead | None:
     """An ace read on the top face cut again around its pip: a top face found too big (one or
     two of the die's sides in view, their pips too) shows the ace's pip off the middle, so the
     counter's centred lone disc, which an ace read needs, is missing there. Cut the same size
     around the face's biggest round mark, the read stands when the counter sees one filled disc
     in the middle (ACE_VERIFY_ERROR) and the classifier, over four turns, an ace
     (ACE_SECOND_LOOK_PROB). That cut alone is no proof (one pip of a 2 whose pips lie near its
-    face's edges loses the other): only a face the classifier already took for an ace is cut so."""
-    _, dist, contrast = _colour_offsets(_canonical(_cut(image_bgr, quad, view)))
+    face's edges loses the other): only a face the classifier already took for an ace is cut so.
+    `crop`: the face cut from the top face `quad`."""
+    _, dist, contrast = _colour_offsets(_canonical(crop))
     if contrast < MIN_FACE_CONTRAST:
         return None
     scaled, low = _mark_map(dist, contrast)
@@ -663,8 +665,8 @@ def _recentred_ace(image_bgr: np.ndarray, quad: np.ndarray, view: str) -> FaceRe
         x = CANON - 1 - x  # the cut was flipped back
     back = cv2.getPerspectiveTransform(_square(CANON), quad)
     pip = cv2.perspectiveTransform(np.float32([[[x, y]]]), back)[0, 0]
-    crop = _canonical(_cut(image_bgr, (quad + (pip - quad.mean(0))).astype(np.float32), view))
-    diffs, dists, contrasts = _colour_offsets_of(crop[None])
+    around = _canonical(_cut(image_bgr, (quad + (pip - quad.mean(0))).astype(np.float32), view))
+    diffs, dists, contrasts = _colour_offsets_of(around[None])
     pips, layout_error = _count_pips(diffs[0], dists[0], contrasts[0])
     sure = float(_turned_probabilities(_net_inputs(diffs, dists, contrasts))[0, 1])
     if pips != 1 or layout_error > ACE_VERIFY_ERROR or sure < ACE_SECOND_LOOK_PROB:
