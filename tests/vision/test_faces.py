@@ -560,13 +560,18 @@ def test_an_ace_whose_top_face_holds_a_side_is_read_around_its_pip(byler_dir, na
     side's pips too; the ace's pip lies off the crop's middle (0.16-0.27 of it), so the
     counter saw no centred lone disc there and the classifier's 0.98 ace was refused. Cut the
     same size around the pip, the counter sees one filled disc in the middle and the
-    classifier an ace: it is read."""
+    classifier an ace: it is read. The same photo mirrored, as the camera under the tray sees
+    it, is cut around the same pip (the cut from below is flipped back)."""
     image = cv2.imread(str(byler_dir / "images" / name))
     crop = faces.face_crop(image, outline)
     assert faces.load_model().probabilities(faces.net_input(crop)[None])[0].argmax() == 1
     count, layout_error = faces.count_pips(crop)
     assert count != 1 or layout_error > faces.ACE_VERIFY_ERROR
     assert faces.read_face(image, candidate(outline), "above").value == 1
+    mirrored = np.ascontiguousarray(image[:, ::-1])
+    top = faces.top_face_quad(mirrored, [(image.shape[1] - 1 - x, y) for x, y in outline])
+    read = faces._recentred_ace(mirrored, top, faces.cut_face(mirrored, top, "below"), "below")
+    assert read is not None and read.value == 1
 
 
 @pytest.mark.parametrize("name,outline", [
