@@ -518,21 +518,20 @@ def _layout_error(pts: list[list[float]], areas: np.ndarray) -> float:
         error = max(error, 0.5)
     if count >= 3:
         error = max(error, max(abs(v / span - p) for v, p in zip(d, _PATTERNS[count])))
-    if count == 5 and _middle_offset(pts) > MAX_FIVE_MIDDLE_OFFSET:
+    if count == 5 and _middle_offset(pts, span) > MAX_FIVE_MIDDLE_OFFSET:
         error = max(error, 0.5)  # no middle pip: four pips and a stray mark (a side's pip, glare)
     return min(error, 1.0)
 
 
-def _middle_offset(pts: list[list[float]]) -> float:
+def _middle_offset(pts: list[list[float]], span: float) -> float:
     """How far a 5's middle pip (the one nearest the pips' mean) lies from the middle of the
-    other four, over the pattern's span: a die seen at a slant moves it little, a stray mark
-    beside a 4 (a side's pip, a glare spot) lies far off."""
+    other four, over the pattern's `span` (its longest pip-to-pip distance): a die seen at a
+    slant moves it little, a stray mark beside a 4 (a side's pip, a glare spot) lies far off."""
     count = len(pts)
     mean = (sum(p[0] for p in pts) / count, sum(p[1] for p in pts) / count)
     middle = min(range(count), key=lambda k: _distance(pts[k], mean))
     others = [p for k, p in enumerate(pts) if k != middle]
     centre = (sum(p[0] for p in others) / len(others), sum(p[1] for p in others) / len(others))
-    span = max(_distance(a, b) for k, a in enumerate(pts) for b in pts[k + 1:])
     return _distance(pts[middle], centre) / span
 
 

@@ -477,9 +477,8 @@ def test_glare_spots_beside_bigger_dark_pips_are_no_clean_count():
 def test_four_pips_and_a_stray_mark_are_no_clean_five(train_die, name, die_at, face):
     """Byler train photos: the counter's top-face crop held the die's pips and one of its side's
     pips, off their middle, and passed them for a clean 5, which vetoed the classifier's sure
-    read (0.97-0.98).
-    A 5's middle pip lies amid the other four; far off it (MAX_FIVE_MIDDLE_OFFSET), the 5 is no
-    clean count, and the die is read."""
+    read (0.97-0.98). A 5's middle pip lies amid the other four; far off it
+    (MAX_FIVE_MIDDLE_OFFSET), the 5 is no clean count, and the die is read."""
     row, truth = train_die(name, die_at)
     assert truth["face"] == face
     reading = read_tray(cv2.imread(row["path"]))
