@@ -59,6 +59,11 @@ MAX_LAYOUT_ERROR = 0.2
 # at real 5s that the counter saw as 5, 1 lies further (0.36); 4s, 3s and 6s seen as a "5" with
 # a side's pip or a glare spot lie 0.28-0.39 off.
 MAX_FIVE_MIDDLE_OFFSET = 0.25
+# ...and is at least this big against the median of the other four, else the "middle pip" is a
+# glare spot on a 4 (a streak across a black 4 breaks into small light spots). Byler-d6 (all
+# 247 photos): 958 looks at real 5s seen as a 5, the middle pip 0.67-1.5 times the others
+# (1 % under 0.73); two 4s under a glare streak seen as a "5": 0.41-0.50.
+MIN_FIVE_MIDDLE_AREA = 0.6
 # When the two cues did not agree, the classifier alone reads a face it is this sure of (the
 # mean over four turns of the face), unless the pip counter clearly sees another count. Set on
 # held-out byler-d6 TRAIN photos and synthetic stress trays (tools/train_faces.py stress): no
@@ -518,21 +523,23 @@ def _layout_error(pts: list[list[float]], areas: np.ndarray) -> float:
         error = max(error, 0.5)
     if count >= 3:
         error = max(error, max(abs(v / span - p) for v, p in zip(d, _PATTERNS[count])))
-    if count == 5 and _middle_offset(pts, span) > MAX_FIVE_MIDDLE_OFFSET:
+    if count == 5 and _stray_middle(pts, areas, span):
         error = max(error, 0.5)  # no middle pip: four pips and a stray mark (a side's pip, glare)
     return min(error, 1.0)
 
 
-def _middle_offset(pts: list[list[float]], span: float) -> float:
-    """How far a 5's middle pip (the one nearest the pips' mean) lies from the middle of the
-    other four, over the pattern's `span` (its longest pip-to-pip distance): a die seen at a
-    slant moves it little, a stray mark beside a 4 (a side's pip, a glare spot) lies far off."""
+def _stray_middle(pts: list[list[float]], areas: np.ndarray, span: float) -> bool:
+    """Whether a 5's middle pip (the one nearest the pips' mean) is a stray mark beside a 4:
+    off the middle of the other four by more than MAX_FIVE_MIDDLE_OFFSET of the pattern's `span`
+    (a die seen at a slant moves it little, a side's pip lies far off), or smaller than
+    MIN_FIVE_MIDDLE_AREA times their median area (a glare spot)."""
     count = len(pts)
     mean = (sum(p[0] for p in pts) / count, sum(p[1] for p in pts) / count)
     middle = min(range(count), key=lambda k: _distance(pts[k], mean))
     others = [p for k, p in enumerate(pts) if k != middle]
     centre = (sum(p[0] for p in others) / len(others), sum(p[1] for p in others) / len(others))
-    return _distance(pts[middle], centre) / span
+    return (_distance(pts[middle], centre) / span > MAX_FIVE_MIDDLE_OFFSET
+            or areas[middle] < MIN_FIVE_MIDDLE_AREA * float(np.median(np.delete(areas, middle))))
 
 
 def _distance(a: list[float], b: list[float]) -> float:

@@ -503,6 +503,27 @@ def test_a_fives_middle_pip_off_the_middle_of_the_other_four_is_no_clean_five():
     assert count == 5 and layout_error > faces.MAX_LAYOUT_ERROR
 
 
+def test_a_glare_spot_between_a_fours_pips_is_no_clean_five(byler_dir):
+    """Drawn black faces, light pips: a glare spot half a pip's size amid a 4's pips passes the
+    counter's distances for a 5, but a 5's middle pip is as big as its others
+    (MIN_FIVE_MIDDLE_AREA), so the "5" is no clean count; a full-sized middle pip still is.
+    Byler-d6 test 100023: a glare streak across a black 4 broke into such spots, and the
+    counter's "5" on the cut 0.85 times its outline refused the classifier's sure 4."""
+    def face(middle_radius):
+        img = np.full((64, 64, 3), 30, np.uint8)
+        for x, y in [(16, 17), (47, 15), (15, 47), (49, 48)]:
+            cv2.circle(img, (x, y), 5, (200, 200, 200), -1, cv2.LINE_AA)
+        cv2.circle(img, (32, 31), middle_radius, (235, 235, 235), -1, cv2.LINE_AA)
+        return faces._canonical(img)
+    count, layout_error = faces.count_pips(face(5))
+    assert count == 5 and layout_error <= faces.MAX_LAYOUT_ERROR
+    count, layout_error = faces.count_pips(face(3))
+    assert count == 5 and layout_error > faces.MAX_LAYOUT_ERROR
+    reading = read_tray(cv2.imread(str(byler_dir / "images" / "IMG_20191209_100023.jpg")))
+    (four,) = [d for d in reading.dice if 406 <= d.center[0] <= 453 and 254 <= d.center[1] <= 303]
+    assert (four.face, four.flags) == (4, ())
+
+
 def test_a_die_the_locator_already_flagged_unreadable_carries_the_flag_once():
     """Hard synthetic phone-sized tray (the bench's seed 20240079): the locator flags a faint
     square `unreadable` and the face reader cannot read it either; the die says so once, so the
