@@ -61,7 +61,7 @@ MAX_LAYOUT_ERROR = 0.2
 MAX_FIVE_MIDDLE_OFFSET = 0.25
 # ...and is at least this big against the median of the other four, else the "middle pip" is a
 # glare spot on a 4 (a streak across a black 4 breaks into small light spots). Byler-d6 (all
-# 247 photos): 958 looks at real 5s seen as a 5, the middle pip 0.67-1.5 times the others
+# 247 photos): 958 looks at real 5s seen as a 5, the middle pip 0.67 times the others or more
 # (1 % under 0.73); two 4s under a glare streak seen as a "5": 0.41-0.50.
 MIN_FIVE_MIDDLE_AREA = 0.6
 # When the two cues did not agree, the classifier alone reads a face it is this sure of (the
