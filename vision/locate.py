@@ -168,9 +168,11 @@ TINT_CHROMA = 3.0             # ...but a board's faint tint this strong shows in
 GREY_STEP = 50.0              # a grey die under a coloured one: this much brighter than the board (twice: darker)
 SHADOW_SHARE = 0.5            # ...or darker than this share of a dark board's lightness (Lab L)
 UNDER_AREA = 0.10             # a patch of another colour beside the top face this big (die areas): a die under it
-UNDER_STACKED_SCORE = 0.6     # ...where the net sees a die on another (stacked score), a patch not plain shadow...
+UNDER_STACKED_SCORE = 0.6     # ...where the net sees a die on another (stacked score), a patch of another colour...
+SEEN_UNDER_AREA = 0.05        # ...this big counts, and one not plain shadow...
 BARE_UNDER_AREA = 0.13        # ...this big counts, even of the board's hue
 MIX_TOLERANCE = 6.0           # Lab distance within which a pixel mixes a die's top and the board
+VIVID_CORE_SHARE = 0.05       # most share of vivid pixels in a plain grey die's middle (swirls, red pips: more)
 
 # cutting clusters
 SPLIT_ASPECT = 1.45           # longest a die cut out of a cluster may be (the cut is rough)
@@ -1438,16 +1440,39 @@ def _outward_extents(xs: np.ndarray, ys: np.ndarray, outward: np.ndarray) -> tup
 def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool = True) -> bool:
     """True when a die-shaped blob shows a die under it (`_patch_underneath`): a patch of another
     colour beside its top face as big as UNDER_AREA (half that with `shadows` False). When the
-    net sees a die on another there (stacked >= UNDER_STACKED_SCORE), a board-hued patch counts
-    too unless it is plain shadow (no more vivid, darker by a shadow's step at most), from
-    BARE_UNDER_AREA: a lower die of about the board's hue shows so (the net alone is not enough:
-    flat lone dice on crowded trays reach 0.6-0.8)."""
-    least = (UNDER_AREA if shadows else UNDER_AREA / 2) * expected * expected
-    if _patch_underneath(blob, lab, expected, least, shadows) > least:
+    net sees a die on another there (`_net_sees_on_another`), a vivid patch beside a grey die
+    counts from SEEN_UNDER_AREA (a black die on a red one, its edge a sliver; the net alone also
+    sees coloured lone dice with their sides in view so, with as big a patch of another colour
+    beside them), and a board-hued patch too unless it is plain shadow (no more vivid, darker by
+    a shadow's step at most), from BARE_UNDER_AREA: a lower die of about the board's hue shows
+    so (the net alone is not enough: flat lone dice on crowded trays reach 0.6-0.8)."""
+    area = expected * expected
+    least = (UNDER_AREA if shadows else UNDER_AREA / 2) * area
+    patch = _patch_underneath(blob, lab, expected, SEEN_UNDER_AREA * area if shadows else least, shadows)
+    if patch > least:
         return True
-    bare = BARE_UNDER_AREA * expected * expected
-    if not shadows or _patch_underneath(blob, lab, expected, bare, False) <= bare:
+    if not shadows:
         return False
+    if patch > SEEN_UNDER_AREA * area and _grey_top(blob, lab) and _net_sees_on_another(blob, expected, lab):
+        return True
+    bare = BARE_UNDER_AREA * area
+    return _patch_underneath(blob, lab, expected, bare, False) > bare and _net_sees_on_another(blob, expected, lab)
+
+
+def _grey_top(blob: _Blob, lab: np.ndarray) -> bool:
+    """Whether the blob's top face (`_top_region`) is grey (white, black): no chroma over
+    UNDER_CHROMA. Beside such a die neither its sides, its shadow nor its blur into the board
+    show a vivid hue."""
+    top = _top_region(blob, lab)
+    if top is None:
+        return False
+    h, w = blob.mask.shape
+    ab = lab[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w, 1:][top > 0].astype(np.float32) - 128.0
+    return bool(len(ab)) and float(np.hypot(*np.median(ab, axis=0))) <= UNDER_CHROMA
+
+
+def _net_sees_on_another(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
+    """Whether the detector sees a die resting on another in the blob (UNDER_STACKED_SCORE)."""
     stacked = _blob_detections(blob, expected, lab).stacked
     return bool(len(stacked)) and float(stacked.max()) >= UNDER_STACKED_SCORE
 
@@ -1566,7 +1591,8 @@ def _find_top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
     body = np.array([_median(channel) for channel in crop[core].T])
     off = crop - body.astype(np.float32)
     dist = np.sqrt((off * off).sum(axis=2))   # np.linalg.norm's sum, without its overhead
-    plastic = ((dist < max(TOP_TOLERANCE, 2.0 * float(_median(dist[core])))) & blob.mask).astype(np.uint8)
+    plastic = ((dist < max(TOP_TOLERANCE, 2.0 * float(_median(dist[core])))) & blob.mask
+               & ~_vivid_on_grey(crop, body, core)).astype(np.uint8)
     pip = max(3, int(0.25 * np.sqrt(blob.area)) | 1)   # close over the pips, which cut the face up
     plastic = cv2.morphologyEx(plastic, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (pip, pip)))
     plastic = cv2.morphologyEx(plastic, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)) & mask8
@@ -1582,6 +1608,19 @@ def _find_top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
     top = np.zeros((h, w), np.uint8)
     cv2.fillPoly(top, [hull.reshape(-1, 2)], 1)
     return top & mask8
+
+
+def _vivid_on_grey(lab: np.ndarray, body: np.ndarray, core: np.ndarray) -> np.ndarray:
+    """Pixels of `lab` (a die's blob) far more vivid than a plain grey die's plastic of colour
+    `body` (Lab): over UNDER_CHROMA and 2.5 times its chroma (a red die's edge under a black
+    die). None where the die has a hue of its own, or vivid marks in its `core` (a swirl, red
+    pips: VIVID_CORE_SHARE). Glare and shade keep a grey die grey; its plastic's texture (glare
+    on black) would otherwise reach out to such a patch."""
+    ref_chroma = float(np.hypot(body[1] - 128.0, body[2] - 128.0))
+    vivid = np.hypot(lab[..., 1] - 128.0, lab[..., 2] - 128.0) > max(UNDER_CHROMA, 2.5 * ref_chroma)
+    if ref_chroma > UNDER_CHROMA or vivid[core].mean() > VIVID_CORE_SHARE:
+        return np.zeros(lab.shape[:2], bool)
+    return vivid
 
 
 def _good_parts(parts: list[np.ndarray], expected: float, least_fill: float = 0.72) -> list[bool]:
