@@ -496,6 +496,20 @@ def test_black_dice_on_dark_felt_seen_from_below_are_found_by_their_light_pips()
     assert all(len(matches(die, found)) == 1 for die in truth)
 
 
+def test_one_pip_of_a_two_found_alone_off_its_dies_centre_is_no_ace():
+    # untuned crowded seed 17, from below: a black die on black felt showing a 2, its other pip
+    # lost beside a green die; the lone pip was boxed as a die and read as an ace, the photo
+    # `ok`. The detector sees the die's centre 0.38 of a side from that pip (an ace's pip lies
+    # at its face's middle: ACE_PIP_REACH), so the piece is flagged
+    image, truth = synth.render_tray(170104, 9, view="below", clusters=0.9)
+    (two,) = [d for d in truth if np.allclose(d["center"], (496.11, 314.54), atol=0.01)]
+    assert two["seen"] == 2
+    reading = read_tray(image, "below")
+    near = [d for d in reading.dice if np.hypot(d.center[0] - two["center"][0], d.center[1] - two["center"][1]) < two["size"]]
+    assert near and all(d.flags for d in near)
+    assert reading.status == "check"
+
+
 @pytest.mark.parametrize("seed", [9, 33, 45])
 def test_flat_dice_seen_off_the_camera_axis_are_not_taken_for_dice_on_edge(seed):
     # near the frame's edge the camera sees a flat die's sides too, on the side facing the
