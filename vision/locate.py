@@ -146,6 +146,7 @@ CLUSTER_COVER = 0.5           # ...and their top faces cover this share of it (c
                               # pips taken for dice a quarter its size: 0.14-0.3)
 UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone sees (a tray's printed wall: 0.51)...
 UNACCOUNTED_REACH = 1.6      # ...that counts this near the floor found (sides: a die behind one against the wall)
+SURE_UNMARKED_SCORE = 0.85   # ...and, this sure, flagged even where it shows no marks (a dim die under glare)
 FLAT_CHANCE = 0.05           # least chance of lying flat (`vision.lean`) of a die to count it...
 TOP_PER_USUAL = 0.87         # ...its scale: the faces found's median against the usual die's side (synthetic
                              # plain trays: 0.81-0.95, median 0.87; byler-d6: about 1.0)
@@ -622,7 +623,11 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     frame cuts it off (what is left of it may show none; it is flagged `cut`). It is flagged
     `unreadable`, and is `faint` (a sure read counts it) when its centre lies ON_FLOOR_DEPTH
     of its side or more inside the floor (or no floor was found). `unmarked`: whether the
-    detector sees such a die there without marks (a coin, or a die too dim to show its pips)."""
+    detector sees such a die there without marks (a coin, or a die too dim to show its pips);
+    one it is SURE_UNMARKED_SCORE sure of is flagged all the same (a dark grey die with dim
+    pips under a lamp's glare, 0.88, was left out of the count and the photo was `ok`; the
+    coins, screws and clips of the bench's synthetic sets (seed 2024) and hard seeds 7 and 17 that
+    it sees unaccounted for score 0.6-0.81)."""
     known = _in_working([c.center for c in candidates], view.scale).astype(np.float32).reshape(-1, 2)
     # the centre head alone first (cheap); on most photos every die it sees is a candidate's
     seen, _ = die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)
@@ -642,7 +647,7 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     # and a die standing on the rim is outside
     inside = None if tray_mask is None else cv2.distanceTransform(tray_mask, cv2.DIST_L2, 5)
     regions, unmarked = [], False
-    for (cx, cy), side in zip(found.centres[keep], found.sides[keep]):
+    for (cx, cy), side, score in zip(found.centres[keep], found.sides[keep], found.scores[keep]):
         x, y = int(round(cx)), int(round(cy))
         half = int(np.ceil(0.5 * side))
         region, patch = _detected_square(view.lab, (cx, cy), side)
@@ -653,7 +658,8 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
         cut_off = x - half < 0 or y - half < 0 or x + half >= w or y + half >= h
         if not cut_off and (min(ph, pw) < 5 or not _marked(patch[..., 0], hue, expected)):
             unmarked = True
-            continue
+            if score < SURE_UNMARKED_SCORE:
+                continue
         if region[0].any():
             on_floor = inside is None or inside[min(y, h - 1), min(x, w - 1)] >= ON_FLOOR_DEPTH * side
             regions.append((region, (UNREADABLE, _FAINT) if on_floor else (UNREADABLE,)))
