@@ -173,7 +173,7 @@ UNDER_STACKED_SCORE = 0.6     # ...where the net sees a die on another (stacked 
 SEEN_UNDER_AREA = 0.05        # ...this big counts, and one not plain shadow...
 BARE_UNDER_AREA = 0.13        # ...this big counts, even of the board's hue
 MIX_TOLERANCE = 6.0           # Lab distance within which a pixel mixes a die's top and the board
-VIVID_CORE_SHARE = 0.05       # most share of vivid pixels in a plain grey die's middle (swirls, red pips: more)
+VIVID_CORE_SHARE = 0.05       # most share of vivid pixels in a plain grey die's middle (swirls: 0.39-0.69; yellow pips: 0.07)
 
 # cutting clusters
 SPLIT_ASPECT = 1.45           # longest a die cut out of a cluster may be (the cut is rough)
@@ -1473,15 +1473,10 @@ def _die_underneath(blob: _Blob, lab: np.ndarray, expected: float, shadows: bool
 
 
 def _grey_top(blob: _Blob, lab: np.ndarray) -> bool:
-    """Whether the blob's top face (`_top_region`) is grey (white, black): no chroma over
-    UNDER_CHROMA. Beside such a die neither its sides, its shadow nor its blur into the board
-    show a vivid hue."""
-    top = _top_region(blob, lab)
-    if top is None:
-        return False
-    h, w = blob.mask.shape
-    ab = lab[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w, 1:][top > 0].astype(np.float32) - 128.0
-    return bool(len(ab)) and float(np.hypot(*np.median(ab, axis=0))) <= UNDER_CHROMA
+    """Whether the blob's top face (`_top_region`) is a plain grey die's: its middle's plastic
+    (`_grey_plastic`, as `_find_top_region` measured it). Beside such a die neither its sides,
+    its shadow nor its blur into the board show a vivid hue."""
+    return _top_region(blob, lab) is not None and blob.memo["grey"]
 
 
 def _net_sees_on_another(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
@@ -1604,8 +1599,13 @@ def _find_top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
     body = np.array([_median(channel) for channel in crop[core].T])
     off = crop - body.astype(np.float32)
     dist = np.sqrt((off * off).sum(axis=2))   # np.linalg.norm's sum, without its overhead
-    plastic = ((dist < max(TOP_TOLERANCE, 2.0 * float(_median(dist[core])))) & blob.mask
-               & ~_vivid_on_grey(crop, body, core)).astype(np.uint8)
+    plastic = (dist < max(TOP_TOLERANCE, 2.0 * float(_median(dist[core])))) & blob.mask
+    blob.memo["grey"] = _grey_plastic(crop, body, core)
+    if blob.memo["grey"]:
+        # glare and shade keep a grey die grey; its plastic's texture (glare on black) would
+        # otherwise reach out to a vivid die's edge under it
+        plastic &= ~_vivid(crop, body)
+    plastic = plastic.astype(np.uint8)
     pip = max(3, int(0.25 * np.sqrt(blob.area)) | 1)   # close over the pips, which cut the face up
     plastic = cv2.morphologyEx(plastic, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (pip, pip)))
     plastic = cv2.morphologyEx(plastic, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)) & mask8
@@ -1623,17 +1623,19 @@ def _find_top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
     return top & mask8
 
 
-def _vivid_on_grey(lab: np.ndarray, body: np.ndarray, core: np.ndarray) -> np.ndarray:
-    """Pixels of `lab` (a die's blob) far more vivid than a plain grey die's plastic of colour
-    `body` (Lab): over UNDER_CHROMA and 2.5 times its chroma (a red die's edge under a black
-    die). None where the die has a hue of its own, or vivid marks in its `core` (a swirl, red
-    pips: VIVID_CORE_SHARE). Glare and shade keep a grey die grey; its plastic's texture (glare
-    on black) would otherwise reach out to such a patch."""
+def _grey_plastic(lab: np.ndarray, body: np.ndarray, region: np.ndarray) -> bool:
+    """Whether plastic of colour `body` (Lab) is a plain grey die's (white, black): no chroma
+    over UNDER_CHROMA, and few vivid pixels (`_vivid`) in `region` of `lab` (VIVID_CORE_SHARE: a
+    marbled die's swirl, red pips; a purple and green swirl's median is grey)."""
+    return (float(np.hypot(body[1] - 128.0, body[2] - 128.0)) <= UNDER_CHROMA
+            and float(_vivid(lab, body)[region].mean()) <= VIVID_CORE_SHARE)
+
+
+def _vivid(lab: np.ndarray, body: np.ndarray) -> np.ndarray:
+    """Pixels of `lab` far more vivid than plastic of colour `body` (Lab): over UNDER_CHROMA and
+    2.5 times its chroma (a red die's edge beside a black die)."""
     ref_chroma = float(np.hypot(body[1] - 128.0, body[2] - 128.0))
-    vivid = np.hypot(lab[..., 1] - 128.0, lab[..., 2] - 128.0) > max(UNDER_CHROMA, 2.5 * ref_chroma)
-    if ref_chroma > UNDER_CHROMA or vivid[core].mean() > VIVID_CORE_SHARE:
-        return np.zeros(lab.shape[:2], bool)
-    return vivid
+    return np.hypot(lab[..., 1] - 128.0, lab[..., 2] - 128.0) > max(UNDER_CHROMA, 2.5 * ref_chroma)
 
 
 def _good_parts(parts: list[np.ndarray], expected: float, least_fill: float = 0.72) -> list[bool]:
