@@ -173,7 +173,7 @@ UNDER_STACKED_SCORE = 0.6     # ...where the net sees a die on another (stacked 
 SEEN_UNDER_AREA = 0.05        # ...this big counts, and one not plain shadow...
 BARE_UNDER_AREA = 0.13        # ...this big counts, even of the board's hue
 MIX_TOLERANCE = 6.0           # Lab distance within which a pixel mixes a die's top and the board
-VIVID_CORE_SHARE = 0.05       # most share of vivid pixels in a plain grey die's middle (swirls: 0.39-0.69; yellow pips: 0.07)
+VIVID_CORE_SHARE = 0.05       # most share of a plain grey die's middle that is vivid (swirls: 0.39-0.69)
 
 # cutting clusters
 SPLIT_ASPECT = 1.45           # longest a die cut out of a cluster may be (the cut is rough)
@@ -626,8 +626,8 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     detector sees such a die there without marks (a coin, or a die too dim to show its pips);
     one it is SURE_UNMARKED_SCORE sure of is flagged all the same (a dark grey die with dim
     pips under a lamp's glare, 0.88, was left out of the count and the photo was `ok`; the
-    coins, screws and clips of the bench's synthetic sets (seed 2024) and hard seeds 7 and 17 that
-    it sees unaccounted for score 0.6-0.81)."""
+    coins, screws and clips of the bench's synthetic sets (seed 2024) and hard seeds 7 and 17
+    that it sees unaccounted for score 0.6-0.81)."""
     known = _in_working([c.center for c in candidates], view.scale).astype(np.float32).reshape(-1, 2)
     # the centre head alone first (cheap); on most photos every die it sees is a candidate's
     seen, _ = die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)
@@ -1600,11 +1600,12 @@ def _find_top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
     off = crop - body.astype(np.float32)
     dist = np.sqrt((off * off).sum(axis=2))   # np.linalg.norm's sum, without its overhead
     plastic = (dist < max(TOP_TOLERANCE, 2.0 * float(_median(dist[core])))) & blob.mask
-    blob.memo["grey"] = _grey_plastic(crop, body, core)
+    vivid = _vivid(crop, body)
+    blob.memo["grey"] = _grey_plastic(body, vivid[core])
     if blob.memo["grey"]:
         # glare and shade keep a grey die grey; its plastic's texture (glare on black) would
         # otherwise reach out to a vivid die's edge under it
-        plastic &= ~_vivid(crop, body)
+        plastic &= ~vivid
     plastic = plastic.astype(np.uint8)
     pip = max(3, int(0.25 * np.sqrt(blob.area)) | 1)   # close over the pips, which cut the face up
     plastic = cv2.morphologyEx(plastic, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (pip, pip)))
@@ -1623,12 +1624,13 @@ def _find_top_region(blob: _Blob, lab: np.ndarray) -> np.ndarray | None:
     return top & mask8
 
 
-def _grey_plastic(lab: np.ndarray, body: np.ndarray, region: np.ndarray) -> bool:
-    """Whether plastic of colour `body` (Lab) is a plain grey die's (white, black): no chroma
-    over UNDER_CHROMA, and few vivid pixels (`_vivid`) in `region` of `lab` (VIVID_CORE_SHARE: a
-    marbled die's swirl, red pips; a purple and green swirl's median is grey)."""
+def _grey_plastic(body: np.ndarray, vivid_middle: np.ndarray) -> bool:
+    """Whether a die's plastic of colour `body` (Lab) is a plain grey die's (white, black): no
+    chroma over UNDER_CHROMA, and few of its middle's pixels vivid (`vivid_middle`, `_vivid`):
+    VIVID_CORE_SHARE (a marbled die's swirl, coloured pips; a purple and green swirl's median is
+    grey)."""
     return (float(np.hypot(body[1] - 128.0, body[2] - 128.0)) <= UNDER_CHROMA
-            and float(_vivid(lab, body)[region].mean()) <= VIVID_CORE_SHARE)
+            and float(vivid_middle.mean()) <= VIVID_CORE_SHARE)
 
 
 def _vivid(lab: np.ndarray, body: np.ndarray) -> np.ndarray:
@@ -2329,9 +2331,9 @@ def _gap_to_a_die(lab: np.ndarray, centre, expected: float) -> float:
     1 and counted. Of 274 pip-found dice counted right (byler-d6 train; synthetic plain, hard,
     crowded, far, pictures seed 7, hard 13), 271 lie within 0.55 of a side of one, well
     within UNSEEN_REACH; two small dice seen from below (a 2 and an ace) the detector misses
-    are flagged now. A lone pip is an ace's only where the die lies around it: one pip of a 2 found
-    alone (a black die on black felt, its other pip in a green die's shadow) was read as an
-    ace and counted. Byler-d6 (all) and synthetic plain, hard and crowded seeds 7 and 2024: of
+    are flagged now. A lone pip is an ace's only where the die lies around it: one pip of a 2
+    found alone (a black die on black felt, its other pip in a green die's shadow) was read as
+    an ace and counted. Byler-d6 (all) and synthetic plain, hard and crowded seeds 7 and 2024: of
     73 lone pips on aces, 71 lie within 0.25 of a side of a die's centre the detector sees (the
     others 0.49 and 0.62 off); of 50 lone pips of other faces, 36 lie 0.3 or more off
     (ACE_PIP_REACH). Infinite where it sees none."""
