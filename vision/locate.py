@@ -73,7 +73,7 @@ from functools import cache, cached_property
 import cv2
 import numpy as np
 
-from vision.detect import EDGE_SCORE, STACKED_SCORE, Detections, detect_dice, die_centres
+from vision.detect import EDGE_SCORE, PEAK_SCORE, STACKED_SCORE, Detections, detect_dice, die_centres
 from vision.lean import FLAT, LEANING, ON_ANOTHER, lean_chances
 from vision.types import CUT, EDGE, OUTSIDE, STACKED, UNREADABLE, Candidate, ImageError
 
@@ -154,6 +154,7 @@ SURE_FLAT_CHANCE = 0.99      # ...and least chance of a die its outline alone fl
 FLAT_SEEN_REACH = 0.75       # ...where the detector sees a die's centre this near (its sides)...
 NEIGHBOUR_REACH = 1.5        # ...and every other die it sees this near that die has a candidate of its own...
 FLAT_SEEN_STACKED = 0.5      # ...and it sees that die on another with a stacked score under this
+FAINT_SEEN_SCORE = 0.3       # ...and every die it sees around, this faintly or more, has a candidate of its own
 ROUGH_PART_AREA = 1.4        # ...and a part cut rough from its cluster covers at most this (that die's areas)
 ON_FLOOR_DEPTH = 0.7         # a die this deep inside a floor that may take in the rim (its own sides) lies on it
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
@@ -449,13 +450,15 @@ def _redrawn(candidates: list[Candidate], centres: np.ndarray, scale: float, cen
     return off and sizes.max() <= side and not (gaps[others] < PIECE_REACH * side).any()
 
 
-def _detections_near(lab: np.ndarray, centre, expected: float) -> tuple[Detections, int, int]:
-    """What `vision.detect` sees within 1.5 usual die sides around a point, and that crop's corner."""
+def _detections_near(lab: np.ndarray, centre, expected: float, min_score: float = PEAK_SCORE
+                     ) -> tuple[Detections, int, int]:
+    """What `vision.detect` sees (centre heat `min_score` or more) within 1.5 usual die sides
+    around a point, and that crop's corner."""
     h, w = lab.shape[:2]
     reach = int(np.ceil(1.5 * expected))
     x0, y0 = max(0, int(centre[0]) - reach), max(0, int(centre[1]) - reach)
     crop = np.ascontiguousarray(lab[y0:min(h, int(centre[1]) + reach + 1), x0:min(w, int(centre[0]) + reach + 1)])
-    return detect_dice(crop, expected), x0, y0
+    return detect_dice(crop, expected, min_score=min_score), x0, y0
 
 
 def _flag_near_the_rim(candidates: list[Candidate], tray_mask: np.ndarray, scale: float) -> list[Candidate]:
@@ -485,30 +488,41 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     TOP_PER_USUAL), not the usual die's: a calibration's die may be another set's.
 
     The other way round, a die flagged by its outline alone (`_by_outline`) is counted when the
-    close look gives it SURE_FLAT_CHANCE or more of lying flat and the detector sees a die
-    there, redrawn as that die (`_flat_die_under`, `_counted_alone`): a dark die's shadow on a
-    pale board, or sides seen at a slant, lengthen a flat die's outline; k-means cuts touching
-    dice roughly, and a face found at a slant takes in its sides. On synthetic hard (seeds 7, 13), crowded, plain
-    and far (seed 7) sets, 229 flat dice, 74 on an edge and 24 stacked were flagged `edge` by
-    their outline; 39 flat dice reach 0.99, none of the others (the most: 0.965 on an edge,
-    0.898 stacked), but so did 12 of 35 candidates lying over half a side from any die (an
-    outline taken with its shadow, a piece of a tray's rim): hence the detector's word. Of
-    dice flagged `stacked` for crowding alone that pass both, all 29 lay flat (synthetic
-    crowded, hard, plain seed 7, byler-d6 train). Of rough parts that pass (`_Cut`), 6 of 124
-    (crowded seed 7) held a die the detector misses too (a dim blue die in a green one's part),
-    their areas 1.6 to 7.8 times the detected die's (one in the tests: 1.47); the 118 others'
-    at most 2.5, 82 of them ROUGH_PART_AREA or less."""
-    doubted = [_by_outline(c, cut, clean) for c, cut, clean in zip(candidates, cuts, unflagged)]
-    looked = [i for i, c in enumerate(candidates) if not c.flags or c.faint or doubted[i]]
+    close look gives it SURE_FLAT_CHANCE or more of lying flat and the detector sees a die there,
+    redrawn as that die (`_flat_die_under`, `_counted_alone`): a dark die's shadow on a pale board,
+    or sides seen at a slant, lengthen a flat die's outline; k-means cuts touching dice roughly, and
+    a face found at a slant takes in its sides. Such a die is looked at twice, at its outline's
+    centre and at the die the detector sees there (the outline's centre lies off the top face,
+    towards what lengthened it; the net's chances shift with the cut's centre), and the surer look
+    counts. On synthetic hard, crowded and close (seeds 7, 13; close: 2,000 dice a set), plain and
+    far (seed 7) sets, 502 candidates were flagged `edge` by their outline: 331 flat dice, 108 on an
+    edge, 42 stacked, one cut off, 20 no die (an outline taken with its shadow, a piece of a tray's
+    rim, a token). 64 flat dice reach 0.99 at the outline's centre, 107 at either (the most for a
+    die on an edge: 0.976); so do a die seen from below with another resting on its corner (kept
+    flagged by that die, which the detector sees faintly: FAINT_SEEN_SCORE) and 2 tokens the
+    detector takes for dice (which the face reader refuses): hence the detector's word and
+    `_counted_alone`. Of dice flagged `stacked` for crowding alone that pass both, all 29 lay flat
+    (synthetic crowded, hard, plain seed 7, byler-d6 train). Of rough parts that pass (`_Cut`), 6 of
+    124 (crowded seed 7) held a die the detector misses too (a dim blue die in a green one's part),
+    their areas 1.6 to 7.8 times the detected die's (one in the tests: 1.47); the 118 others' at
+    most 2.5, 82 of them ROUGH_PART_AREA or less."""
+    under = {i: _flat_die_under(view, c, expected) for i, (c, cut, clean) in enumerate(zip(candidates, cuts, unflagged))
+             if _by_outline(c, cut, clean)}
+    looked = [i for i, c in enumerate(candidates) if not c.flags or c.faint or i in under]
     if not looked:
         return candidates
     side = float(np.median([c.size for c in candidates if OUTSIDE not in c.flags])) / TOP_PER_USUAL
-    chances = lean_chances(image, [candidates[i].center for i in looked], side)
+    # a doubted die is also looked at where the detector sees it: its outline's centre may lie
+    # off the top face, towards the sides or the shadow that lengthened it
+    seen_at = {i: _in_photo(seen[0][seen[2]], view.scale) for i, seen in under.items() if seen is not None}
+    chances = lean_chances(image, [candidates[i].center for i in looked] + list(seen_at.values()), side)
+    flat_there = dict(zip(seen_at, chances[len(looked):, FLAT]))
     flagged = list(candidates)
     sure = {}
     for i, chance in zip(looked, chances):
-        if doubted[i]:
-            seen = _flat_die_under(view, candidates[i], expected) if chance[FLAT] >= SURE_FLAT_CHANCE else None
+        if i in under:
+            flat = max(chance[FLAT], flat_there.get(i, 0.0))
+            seen = under[i] if flat >= SURE_FLAT_CHANCE else None
             rough = cuts[i].rough_area if cuts[i] is not None else None
             if seen is not None and (rough is None or rough <= ROUGH_PART_AREA * (seen[1][seen[2]] / view.scale) ** 2):
                 sure[i] = seen
@@ -539,11 +553,13 @@ def _flat_die_under(view: _WorkingCopy, candidate: Candidate, expected: float
     would be redrawn as. None when the detector sees no die there (a piece of a tray's rim) or
     two (small dice touching end to end), or sees that die on another (stacked
     FLAT_SEEN_STACKED or more: a black die under a blue one that the close look takes for a
-    flat blue die)."""
+    flat blue die). The dice around include those the detector barely sees (FAINT_SEEN_SCORE):
+    seen from below, a die resting on another off its centre shows only a corner beside it."""
     centre = _in_working(candidate.center, view.scale)
-    found, x0, y0 = _detections_near(view.lab, centre, expected)
+    found, x0, y0 = _detections_near(view.lab, centre, expected, FAINT_SEEN_SCORE)
     centres = found.centres + np.float32((x0, y0))
-    near = np.flatnonzero(np.hypot(*(centres - centre).T) < FLAT_SEEN_REACH * found.sides)
+    near = np.flatnonzero((np.hypot(*(centres - centre).T) < FLAT_SEEN_REACH * found.sides)
+                          & (found.scores >= PEAK_SCORE))
     if len(near) != 1 or float(found.stacked[near[0]]) >= FLAT_SEEN_STACKED:
         return None
     return centres, found.sides, int(near[0])
@@ -581,6 +597,11 @@ def _counted_alone(candidates: list[Candidate], sure: dict, scale: float) -> lis
 def _in_working(points, scale: float) -> np.ndarray:
     """Points (x, y) in the photo's pixels as the working copy's (pixel centres onto pixel centres)."""
     return (np.asarray(points, np.float64) + 0.5) * scale - 0.5
+
+
+def _in_photo(points, scale: float) -> np.ndarray:
+    """Points (x, y) in the working copy's pixels as the photo's (`_in_working` undone)."""
+    return (np.asarray(points, np.float64) + 0.5) / scale - 0.5
 
 
 def _survey(image: np.ndarray, calibration=None):
@@ -787,7 +808,7 @@ def find_tray(image_bgr: np.ndarray) -> np.ndarray | None:
         return None
     hull = hull.reshape(-1, 2)
     hull = cv2.approxPolyDP(hull, 0.01 * cv2.arcLength(hull, True), True).reshape(-1, 2)
-    return (hull + 0.5) / view.scale - 0.5
+    return _in_photo(hull, view.scale)
 
 
 def _floor_hull(foreground: np.ndarray, lab: np.ndarray,
