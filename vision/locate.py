@@ -136,6 +136,7 @@ MARK_SCALE = 0.06             # blur (in blob sides) at about a pip's scale: a d
 GLOW_SHARE = 0.3              # ...at least this share of its detail at a quarter side (a glow: a tenth)
 SIZE_GLOW_SHARE = 0.45        # ...and this share for a lone die setting the die size (a die in a glow: a third)
 FEW_LONE_DICE = 6             # the lone dice setting the die size are checked for touching dice when this few
+MERGED_LONE_SIDES = 2.0       # ...and one this many times the smallest's side is measured by the die the detector sees in it
 PLAIN_LONE_AREA = 2.25        # a plain lone blob this much bigger than most marked blobs may be lamp light
 LONE_PIP_SHARE = 0.25         # lone "dice" this small (sides of the second biggest) lying together within one...
 LONE_PIP_GAP = 3.0            # ...(linked when this near: their own sides), six at most, are one die's pips
@@ -1155,8 +1156,32 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
             return side
         return guess
     if len(lone) <= FEW_LONE_DICE:
-        return float(_median([_die_side_in(blob, lab) for blob in lone]))
+        return float(_median(_merged_sides_measured(lone, [_die_side_in(blob, lab) for blob in lone], lab)))
     return float(_median([np.sqrt(blob.area) for blob in lone]))
+
+
+def _merged_sides_measured(lone: list[_Blob], sides: list[float], lab: np.ndarray) -> list[float]:
+    """The sides of a few lone dice, where one is MERGED_LONE_SIDES times the smallest or more,
+    that one's by the dice the detector sees in it (their median), told dice are the smallest's
+    size: dice lying in a lamp's glow seen from below (their marks hide the glow from `_glow`)
+    make one square blob with it, several dice wide, and two lone dice have that for their
+    median (crowded seed 13, 130017: 3.1 times the dice's side, four of nine dice missed).
+    Only where such blobs are no more than the rest, and the detector sees the smallest as one
+    die: else the smallest may be a speck (byler-d6 111339) or a dark die's light pip seen from
+    below (synthetic close, 20240008), and the dice would be measured by their pips."""
+    smallest = min(sides)
+    merged = [side >= MERGED_LONE_SIDES * smallest for side in sides]
+    if (2 * sum(merged) > len(sides)
+            or len(_detections_in(lone[sides.index(smallest)], smallest, lab).centres) != 1):
+        return sides
+    measured = []
+    for blob, side, big in zip(lone, sides, merged):
+        if big:
+            found = _detections_in(blob, smallest, lab)
+            if len(found.centres):
+                side = float(np.median(found.sides)) / TOP_PER_USUAL
+        measured.append(side)
+    return measured
 
 
 def _lamp_light(blob: _Blob, marked_areas: Callable[[], list[float]], lab: np.ndarray) -> bool:
