@@ -1156,23 +1156,32 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
             return side
         return guess
     if len(lone) <= FEW_LONE_DICE:
-        return float(_median(_merged_sides_measured(lone, [_die_side_in(blob, lab) for blob in lone], lab)))
+        sides = [_die_side_in(blob, lab) for blob in lone]
+        biggest = max(blob.area for blob in lone)
+        clustered = _clustered_die_sides([blob for blob in blobs if min_side * min_side <= blob.area <= biggest
+                                          and not any(blob is other for other in lone)], lab)
+        return float(_median(_merged_sides_measured(lone, sides, clustered, lab)))
     return float(_median([np.sqrt(blob.area) for blob in lone]))
 
 
-def _merged_sides_measured(lone: list[_Blob], sides: list[float], lab: np.ndarray) -> list[float]:
-    """The sides of a few lone dice, where one is MERGED_LONE_SIDES times the smallest or more,
-    that one's by the dice the detector sees in it (their median), told dice are the smallest's
-    size: dice lying in a lamp's glow seen from below (their marks hide the glow from `_glow`)
-    make one square blob with it, several dice wide, and two lone dice have that for their
-    median (crowded seed 13, 130017: 3.1 times the dice's side, four of nine dice missed).
-    Only where such blobs are no more than the rest, and the detector sees the smallest as one
-    die: else the smallest may be a speck (byler-d6 111339) or a dark die's light pip seen from
-    below (synthetic close, 20240008), and the dice would be measured by their pips."""
-    smallest = min(sides)
+def _merged_sides_measured(lone: list[_Blob], sides: list[float], clustered: list[float],
+                           lab: np.ndarray) -> list[float]:
+    """The sides of a few lone dice, where one is MERGED_LONE_SIDES times the smallest die seen
+    or more, that one's by the dice the detector sees in it (their median), told dice are the
+    smallest's size: dice lying in a lamp's glow seen from below (their marks hide the glow from
+    `_glow`) make one square blob with it, several dice wide, and two lone dice have that for
+    their median (crowded seed 13, 130017: 3.1 times the dice's side, four of nine dice missed).
+    The smallest is the smallest lone die's side, or a smaller one among `clustered`, the dice
+    of touching clusters no bigger than the lone dice (a photo whose one lone die is such a
+    blob: crowded seed 7, 70077, 4.4 times). Only where such blobs are no more than the dice
+    measured, and the detector sees a lone smallest as one die: else the smallest may be a
+    speck (byler-d6 111339) or a dark die's light pip seen from below (synthetic close,
+    20240008), and the dice would be measured by their pips."""
+    smallest = min(sides + clustered)
     merged = [side >= MERGED_LONE_SIDES * smallest for side in sides]
-    if (2 * sum(merged) > len(sides)
-            or len(_detections_in(lone[sides.index(smallest)], smallest, lab).centres) != 1):
+    if 2 * sum(merged) > len(sides) + len(clustered):
+        return sides
+    if smallest in sides and len(_detections_in(lone[sides.index(smallest)], smallest, lab).centres) != 1:
         return sides
     measured = []
     for blob, side, big in zip(lone, sides, merged):
@@ -1182,6 +1191,18 @@ def _merged_sides_measured(lone: list[_Blob], sides: list[float], lab: np.ndarra
                 side = float(np.median(found.sides)) / TOP_PER_USUAL
         measured.append(side)
     return measured
+
+
+def _clustered_die_sides(blobs: list[_Blob], lab: np.ndarray) -> list[float]:
+    """The side of the dice in each blob with marks that the detector sees as touching dice
+    (`_die_side_in`)."""
+    sides = []
+    for blob in blobs:
+        if not _plain(blob, lab[..., 0]):
+            side = _die_side_in(blob, lab)
+            if side < np.sqrt(blob.area):
+                sides.append(side)
+    return sides
 
 
 def _lamp_light(blob: _Blob, marked_areas: Callable[[], list[float]], lab: np.ndarray) -> bool:

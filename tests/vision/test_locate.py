@@ -665,6 +665,21 @@ def test_dice_in_a_lamps_glow_whose_marks_hide_the_glow_do_not_set_the_die_size(
             assert (hit.face, hit.flags) == (die["face"], ())
 
 
+def test_a_lone_die_in_a_lamps_glow_is_measured_against_the_dice_of_the_clusters():
+    # crowded seed 23 from below: the one lone square blob is a stacked pair in a lamp's glow,
+    # three dice wide, and the other dice touch in clusters. It set the usual size and every
+    # die was missed or lumped; the clusters' dice, as the detector sees them, are a third of
+    # it, so the blob is measured by the dice in it
+    image, truth = synth.render_tray(230053, 9, view="below", hard=True, clusters=0.9)
+    reading = read_tray(image, "below")
+    for die in truth:
+        (hit,) = matches(die, reading.dice)
+        if die["flags"]:
+            assert hit.flags
+        else:
+            assert (hit.face, hit.flags) == (die["face"], ())
+
+
 @pytest.mark.parametrize("seed, n_dice", [(20240021, 5), (20240085, 6)])
 def test_dice_photographed_close_are_not_sized_by_their_pips(seed, n_dice):
     # the bench's close set: a phone held close over a few dice, each touching another or
