@@ -86,6 +86,7 @@ MAX_DIE_FRACTION = 0.30       # largest die side accepted
 FLOOR_LEAKS = (0.03, 0.07)    # widths of gaps in a tray's rim closed to find its floor (short sides)
 OUTLINED_FLOOR_SOLIDITY = 0.85  # least share of its hull a floor found by its edges fills (a wood grain's: 0.6)
 OUTLINED_FLOOR_GROWTH = 0.03  # ...whose hull is grown this far (short sides) to take in the dice in its corners
+LONG_OUTLINE = 0.2            # ...by edges running this far at least (short sides): a rim's, not a wood grain's
 MAX_HOLE_FRACTION = 0.15      # holes filled up to this side (fraction of the short side)
 NOISY = 1.2                   # sensor noise (grey levels' deviation) above which a photo is smoothed (clean: under 1)
 DENOISE_COLOUR = 7.0          # ...keeping edges of more contrast than this many noise deviations
@@ -898,9 +899,15 @@ def _outline_solidity(mask: np.ndarray) -> float:
 
 
 def _outlines(lab: np.ndarray) -> np.ndarray:
-    """Edge pixels of the lightness: a tray's rim shows all round here even where its colour is
-    too near the room's to be foreground."""
-    return cv2.Canny(cv2.GaussianBlur(lab[..., 0], (0, 0), 1.5), 10, 25) > 0
+    """Edge pixels of the lightness in long runs (LONG_OUTLINE): a tray's rim shows all round
+    here even where its colour is too near the room's to be foreground. A wood grain's short
+    strokes on the tray's floor would cut the floor apart (hard seed 11, 110088: no floor
+    found, two dice beside the tray counted)."""
+    edges = cv2.Canny(cv2.GaussianBlur(lab[..., 0], (0, 0), 1.5), 10, 25)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(edges, connectivity=8)
+    long = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]) >= LONG_OUTLINE * min(lab.shape[:2])
+    long[0] = False
+    return long[labels]
 
 
 class _WorkingCopy:
