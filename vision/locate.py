@@ -86,7 +86,7 @@ MAX_DIE_FRACTION = 0.30       # largest die side accepted
 FLOOR_LEAKS = (0.03, 0.07)    # widths of gaps in a tray's rim closed to find its floor (short sides)
 OUTLINED_FLOOR_SOLIDITY = 0.85  # least share of its hull a floor found by its edges fills (a wood grain's: 0.6)
 OUTLINED_FLOOR_GROWTH = 0.03  # ...whose hull is grown this far (short sides) to take in the dice in its corners
-LONG_OUTLINE = 0.2            # ...by edges running this far at least (short sides): a rim's, not a wood grain's
+LONG_OUTLINE = 0.2            # ...by edges running this far at least (short sides) first: a rim's, not a wood grain's
 MAX_HOLE_FRACTION = 0.15      # holes filled up to this side (fraction of the short side)
 NOISY = 1.2                   # sensor noise (grey levels' deviation) above which a photo is smoothed (clean: under 1)
 DENOISE_COLOUR = 7.0          # ...keeping edges of more contrast than this many noise deviations
@@ -825,15 +825,19 @@ def _floor_hull(foreground: np.ndarray, lab: np.ndarray,
         return _hull_of(_largest(labels, areas, enclosed), side, foreground), False
     # a rim barely off the room's colour is foreground only in parts, its edges all round;
     # a wood grain's edges enclose ragged regions, a tray's floor is solid
-    # (the thin cut alone: the edges leave a rim no wide gaps, and the wide cut is the slow part)
-    walls = foreground | _outlines(lab)
-    outlined = _enclosed_floor(walls, FLOOR_LEAKS[:1])
-    if outlined[2].any():
-        floor = _largest(*outlined[:3])
-        hull = _hull_of(floor, outlined[3], walls)
-        if hull is not None and _outline_solidity(floor) >= OUTLINED_FLOOR_SOLIDITY:
-            # the hull stops short of the dice in its corners (no floor around them)
-            return _grown(hull, foreground.shape, OUTLINED_FLOOR_GROWTH), True
+    # (the thin cut alone: the edges leave a rim no wide gaps, and the wide cut is the slow part).
+    # The rim's long edges first: a grain's short strokes on the floor cut it into strips (hard
+    # seed 11, 110088); then every edge: a grain's strokes on the table beside the rim may fill
+    # the gaps between its edges' runs (close seed 17, 170039)
+    for least_run in (LONG_OUTLINE, 0.0):
+        walls = foreground | _outlines(lab, least_run)
+        outlined = _enclosed_floor(walls, FLOOR_LEAKS[:1])
+        if outlined[2].any():
+            floor = _largest(*outlined[:3])
+            hull = _hull_of(floor, outlined[3], walls)
+            if hull is not None and _outline_solidity(floor) >= OUTLINED_FLOOR_SOLIDITY:
+                # the hull stops short of the dice in its corners (no floor around them)
+                return _grown(hull, foreground.shape, OUTLINED_FLOOR_GROWTH), True
     h, w = foreground.shape
     if enclosed_only or areas.max() < 0.12 * h * w:
         return None, False
@@ -898,14 +902,14 @@ def _outline_solidity(mask: np.ndarray) -> float:
     return float(cv2.contourArea(outline)) / max(float(cv2.contourArea(cv2.convexHull(outline))), 1.0)
 
 
-def _outlines(lab: np.ndarray) -> np.ndarray:
-    """Edge pixels of the lightness in long runs (LONG_OUTLINE): a tray's rim shows all round
-    here even where its colour is too near the room's to be foreground. A wood grain's short
-    strokes on the tray's floor would cut the floor apart (hard seed 11, 110088: no floor
-    found, two dice beside the tray counted)."""
+def _outlines(lab: np.ndarray, least_run: float) -> np.ndarray:
+    """Edge pixels of the lightness in runs `least_run` long or more (short sides): a tray's rim
+    shows all round here even where its colour is too near the room's to be foreground."""
     edges = cv2.Canny(cv2.GaussianBlur(lab[..., 0], (0, 0), 1.5), 10, 25)
+    if not least_run:
+        return edges > 0
     count, labels, stats, _ = cv2.connectedComponentsWithStats(edges, connectivity=8)
-    long = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]) >= LONG_OUTLINE * min(lab.shape[:2])
+    long = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]) >= least_run * min(lab.shape[:2])
     long[0] = False
     return long[labels]
 

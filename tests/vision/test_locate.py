@@ -593,6 +593,18 @@ def test_a_wood_grained_floor_is_bounded_by_its_rims_edges_not_cut_up_by_the_gra
     assert reading.counts == faces_counted([die for die in truth if not die["flags"]])
 
 
+def test_a_wood_tables_grain_that_closes_a_rims_gaps_still_bounds_the_floor():
+    # close seed 17: a clear tray on a wood table, a die on the table beside it. The rim's edges
+    # run in pieces, and the table's grain strokes beside them close the gaps: by the long
+    # edges alone the floor ran out to the table and the die beyond was counted (`ok`, a 5 too
+    # many). Where the long edges enclose no floor, every edge is asked
+    image, truth = synth.render_tray(170039, 4, size=synth.PHONE, die_px=(200.0, 300.0), hard=True)
+    (spare,) = [die for die in truth if "outside" in die["flags"]]
+    (hit,) = matches(spare, find_dice(image))
+    assert hit.flags
+    assert read_tray(image).status == "check"
+
+
 @pytest.mark.parametrize("seed,hard", [
     (20240045, True),    # a bare wood table: four of its nine dice were once put outside
     (129, False),        # a wood-floored tray: the red die alone in the middle was put outside
