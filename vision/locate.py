@@ -908,7 +908,7 @@ def _outlines(lab: np.ndarray, least_run: float) -> np.ndarray:
     edges = cv2.Canny(cv2.GaussianBlur(lab[..., 0], (0, 0), 1.5), 10, 25)
     if not least_run:
         return edges > 0
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(edges, connectivity=8)
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(edges, connectivity=8)
     long = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]) >= least_run * min(lab.shape[:2])
     long[0] = False
     return long[labels]
