@@ -84,11 +84,20 @@ def test_no_die_on_real_photos_is_taken_for_a_leaning_or_stacked_one(byler_truth
     assert chances[:, FLAT].min() >= locate.FLAT_CHANCE
 
 
-def test_a_lone_die_leaning_in_a_hard_scene_is_flagged_not_read_as_a_six():
+@pytest.mark.parametrize("seed, n_dice, options", [
     # bench hard set, seed 7: a die leaning at about 45 degrees, its two half-seen faces taken
     # for one 6; its outline passed for a flat die's seen at a slant, and the detector's on-edge
     # score was low; the photo read `ok` one 6 too many
-    image, truth = synth.render_tray(70043, 5, hard=True)
+    (70043, 5, {}),
+    # untuned bench seeds (hard 23; close 7, a phone close over the dice): the locator counts a
+    # leaning die where it sees its top face, a fifth of its side off its middle; a close look
+    # taught on dice cut at their middles saw a flat die there (0.76; and 0.70, from a first
+    # retraining of the net) and the photo read `ok` a 2 (an ace) too many
+    (230099, 16, {}),
+    (70081, 7, {"size": synth.PHONE, "die_px": (200.0, 300.0)}),
+])
+def test_a_die_leaning_in_a_hard_scene_is_flagged_not_read_as_a_face(seed, n_dice, options):
+    image, truth = synth.render_tray(seed, n_dice, hard=True, **options)
     (leaning,) = [d for d in truth if EDGE in d["flags"]]
     reading = read_tray(image)
     (hit,) = [d for d in reading.dice if np.hypot(d.center[0] - leaning["center"][0], d.center[1] - leaning["center"][1]) < 0.6 * leaning["size"]]
@@ -96,10 +105,20 @@ def test_a_lone_die_leaning_in_a_hard_scene_is_flagged_not_read_as_a_six():
     assert reading.status == "check"
 
 
-def test_a_die_resting_on_another_is_flagged_not_counted_as_one():
+@pytest.mark.parametrize("seed, n_dice, options", [
     # bench hard set, seed 7, a phone-sized photo: a red die resting on a white one hides all but
     # its rim; the locator saw one die there and the photo read `ok` one die short
-    image, truth = synth.render_tray(70063, 8, hard=True, size=synth.PHONE)
+    (70063, 8, {"size": synth.PHONE}),
+    # untuned bench seeds (hard 17 and 11, crowded 23): a die resting on another of another
+    # colour (yellow on yellow, purple on red, green on white) a fifth of a side off; the
+    # close look gave the top die 0.65, 0.14 and 0.13 of lying flat, and each photo read `ok`
+    # one die short
+    (170108, 20, {}),
+    (110048, 6, {}),
+    (230091, 9, {"clusters": 0.9}),
+])
+def test_a_die_resting_on_another_is_flagged_not_counted_as_one(seed, n_dice, options):
+    image, truth = synth.render_tray(seed, n_dice, hard=True, **options)
     pair = [d for d in truth if STACKED in d["flags"]]
     reading = read_tray(image)
     near = [d for d in reading.dice if min(np.hypot(d.center[0] - t["center"][0], d.center[1] - t["center"][1])
