@@ -829,8 +829,9 @@ def _floor_hull(foreground: np.ndarray, lab: np.ndarray,
     # The rim's long edges first: a grain's short strokes on the floor cut it into strips (hard
     # seed 11, 110088); then every edge: a grain's strokes on the table beside the rim may fill
     # the gaps between its edges' runs (close seed 17, 170039)
+    edges = _lightness_edges(lab)
     for least_run in (LONG_OUTLINE, 0.0):
-        walls = foreground | _outlines(lab, least_run)
+        walls = foreground | _edge_runs(edges, least_run)
         outlined = _enclosed_floor(walls, FLOOR_LEAKS[:1])
         if outlined[2].any():
             floor = _largest(*outlined[:3])
@@ -902,14 +903,19 @@ def _outline_solidity(mask: np.ndarray) -> float:
     return float(cv2.contourArea(outline)) / max(float(cv2.contourArea(cv2.convexHull(outline))), 1.0)
 
 
-def _outlines(lab: np.ndarray, least_run: float) -> np.ndarray:
-    """Edge pixels of the lightness in runs `least_run` long or more (short sides): a tray's rim
-    shows all round here even where its colour is too near the room's to be foreground."""
-    edges = cv2.Canny(cv2.GaussianBlur(lab[..., 0], (0, 0), 1.5), 10, 25)
+def _lightness_edges(lab: np.ndarray) -> np.ndarray:
+    """Edge pixels of the lightness (uint8, 255 on an edge): a tray's rim shows all round here
+    even where its colour is too near the room's to be foreground."""
+    return cv2.Canny(cv2.GaussianBlur(lab[..., 0], (0, 0), 1.5), 10, 25)
+
+
+def _edge_runs(edges: np.ndarray, least_run: float) -> np.ndarray:
+    """The edge pixels (`_lightness_edges`) in runs `least_run` long or more (short sides); every
+    one with 0."""
     if not least_run:
         return edges > 0
     _, labels, stats, _ = cv2.connectedComponentsWithStats(edges, connectivity=8)
-    long = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]) >= least_run * min(lab.shape[:2])
+    long = np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT]) >= least_run * min(edges.shape)
     long[0] = False
     return long[labels]
 
