@@ -195,7 +195,7 @@ def render_face(rng, label: int, kind: str = "pips") -> np.ndarray:
         cv2.fillPoly(bg, [np.round(hull).astype(np.int32)], tuple(float(v) for v in side_colour), cv2.LINE_AA)
         src = np.float32([[0, 0], [art, 0], [art, art], [0, art]])
         m = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
-        warped = cv2.warpPerspective(face, m, (canvas_side, canvas_side), flags=cv2.INTER_AREA)
+        warped = cv2.warpPerspective(face, m, (canvas_side, canvas_side), flags=cv2.INTER_LINEAR)
         mask = cv2.warpPerspective(np.ones((art, art), np.float32), m, (canvas_side, canvas_side))
         bg = bg * (1 - mask[..., None]) + warped * mask[..., None]
     img = np.clip(bg, 0, 255).astype(np.uint8)

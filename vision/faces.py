@@ -145,8 +145,11 @@ def cut_face(image_bgr: np.ndarray, corners, view: str = "above", side: int = CA
 
 
 def _cut(image_bgr: np.ndarray, quad: np.ndarray, view: str, side: int = CANON) -> np.ndarray:
+    # OpenCV's warps sample linearly however much they shrink (they take INTER_AREA for
+    # INTER_LINEAR): a phone photo's face is cut from one pixel in 25. Averaging it down first
+    # was tried (models/README.md, session 35): the classifier learnt these cuts.
     matrix = cv2.getPerspectiveTransform(quad, _square(side))
-    face = cv2.warpPerspective(image_bgr, matrix, (side, side), flags=cv2.INTER_AREA)
+    face = cv2.warpPerspective(image_bgr, matrix, (side, side), flags=cv2.INTER_LINEAR)
     return cv2.flip(face, 1) if view == "below" else face
 
 
@@ -224,7 +227,7 @@ def _plastic_distances(image_bgr: np.ndarray, quads: list[np.ndarray]) -> list[t
     outlines at once."""
     side = REFINE_SIDE
     matrices = [cv2.getPerspectiveTransform(quad, _REFINE_TARGET) for quad in quads]
-    patches = np.stack([cv2.GaussianBlur(cv2.warpPerspective(image_bgr, matrix, (side, side), flags=cv2.INTER_AREA),
+    patches = np.stack([cv2.GaussianBlur(cv2.warpPerspective(image_bgr, matrix, (side, side), flags=cv2.INTER_LINEAR),
                                          (3, 3), 0) for matrix in matrices])
     colours = _opponent(patches)
     c0, c1 = int(side * 0.3), int(side * 0.7)
