@@ -27,9 +27,9 @@ While training, half the crops of each batch are re-rendered (`photometric`: col
 exposure, gamma, blur, noise, JPEG) and each batch is turned by quarter turns and mirrored.
 The result depends on the `vision.synth`, `vision.locate` and `vision.faces` code and the
 libraries under it: retrained today, or at the commit that shipped it (cbc3bbb), the model
-differs and reads 0.6-1 point fewer of
-the byler-d6 test split's dice than the shipped one under the decision rule's thresholds, which
-were set on that model (models/README.md, "What it was trained on").
+differs and reads 0.6-1 point fewer of the byler-d6 test split's dice than the shipped one
+under the decision rule's thresholds, which were set on that model (models/README.md, "What it
+was trained on").
 """
 from __future__ import annotations
 
