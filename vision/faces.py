@@ -605,14 +605,18 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
         return cut_again[index]
 
     reads, probs, first_counts = _read_crops(crops, calibration, other_cuts)
-    looked_again: dict[int, list[tuple[int, float]]] = {}
+    counted: dict[tuple[int, int], tuple[int, float]] = {}
+
+    def count_on(index: int, k: int) -> tuple[int, float]:
+        """The pip counter on die `index`'s other cut `k` (`other_cuts`), counted once (several
+        checks below look at the same cut)."""
+        if (index, k) not in counted:
+            counted[index, k] = count_pips(_canonical(other_cuts(index)[k]))
+        return counted[index, k]
 
     def looks(index: int) -> list[tuple[int, float]]:
-        """The pip counter's looks at a die: its first crop, its outline as given and 0.85 times
-        it; counted once per die (the tighter and the wider read both check them)."""
-        if index not in looked_again:
-            looked_again[index] = [first_counts[index]] + [count_pips(_canonical(cut)) for cut in other_cuts(index)[:2]]
-        return looked_again[index]
+        """The pip counter's looks at a die: its first crop, its outline as given and 0.85 times it."""
+        return [first_counts[index], count_on(index, 0), count_on(index, 1)]
 
     again = [i for i, read in enumerate(reads) if read.value is None and read.kind == "pips"
              and int(np.argmax(probs[i])) != OTHER_CLASS]
@@ -638,7 +642,7 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     # and the classifier's 0.97 on the first crop)
     for i, r in enumerate(reads):
         if r.kind == "pips" and r.value in (2, 4):
-            count, layout_error = looks(i)[2]
+            count, layout_error = count_on(i, 1)
             if count == r.value + 1 and layout_error <= MAX_LAYOUT_ERROR:
                 reads[i] = FaceRead(None, 0.0, "pips")
     read = [i for i, r in enumerate(reads) if r.value is not None and r.kind == "pips"]
