@@ -9,6 +9,8 @@ needs torch and onnx, kept out of the project's dependencies in a separate virtu
     nice .venv/bin/python tools/train_faces.py evaluate            # figures for models/README.md
     nice .venv/bin/python tools/train_faces.py stress --sure 0.7 0.8 0.9   # wrong reads on held-out sets
                                   # (held-out byler train photos also framed as phone photos; 1-2 min)
+    nice .venv/bin/python tools/train_faces.py stress --trays 20 --model /tmp/retrained.onnx
+                                  # a retrain (train --out) judged beside the shipped model, in place
 
 Training data (all seeded, each source from its own random stream; the defaults are the shipped
 model's recipe: about 5 minutes of data and 15 of training on one core):
@@ -809,7 +811,14 @@ def main(argv=None) -> None:
     stress.add_argument("--trays", type=int, default=150, help="hard pip trays (and 3/5 as many picture trays)")
     stress.add_argument("--sure", type=float, nargs="+", default=[faces.SURE_PROB],
                         help="classifier certainties to try for the sure read (faces.SURE_PROB)")
+    for judged in (evaluate, stress):
+        judged.add_argument("--model", default=str(faces.MODEL_PATH),
+                            help="the classifier to judge (a retrain written by train --out), not only the shipped one")
     args = parser.parse_args(argv)
+    if args.command != "train":
+        if not Path(args.model).is_file():
+            parser.error(f"--model {args.model}: no such file")
+        faces.MODEL_PATH = Path(args.model)   # read by faces.load_model when first asked
     {"train": cmd_train, "evaluate": cmd_evaluate, "stress": cmd_stress}[args.command](args)
 
 
