@@ -83,7 +83,7 @@ class Game:
         self.bag = sum(start - n for n in held.values())
         if starter is None:
             starter = self.players[0]
-        if starter not in held:
+        if not isinstance(starter, str) or starter not in held:
             raise RecordError(f"starter {starter!r} is not among the players")
         self._opening = (dict(held), starter)
         self.history: list[RoundResult] = []
@@ -154,6 +154,9 @@ class Game:
             return problem
         if not isinstance(bid, Bid):
             return f"{bid!r} is not a bid"
+        cap = self._quantity_cap()
+        if cap is not None and bid.quantity > cap:
+            return f"{bid} names more dice than the {cap} in play"
         allowed = self._range(player, bid.face)
         if allowed.low is None or bid.quantity < allowed.low or (allowed.high is not None and bid.quantity > allowed.high):
             return allowed.reason
@@ -167,14 +170,17 @@ class Game:
         if player is None or self._turn_problem(player):
             return []
         legal = []
+        cap = self._quantity_cap()
         for face in FACES:
             allowed = self._range(player, face)
             if allowed.low is None:
                 continue
+            highs = [high for high in (allowed.high, cap) if high is not None]
+            most = min(highs) if highs else None
             quantity = allowed.low
             while self.bid_error(player, Bid(quantity, face)) is not None:
                 quantity += 1
-                if allowed.high is not None and quantity > allowed.high:
+                if most is not None and quantity > most:
                     break
             else:
                 legal.append(Bid(quantity, face))
@@ -222,17 +228,15 @@ class Game:
     def pick_call(self, claims: list[tuple[str, str]]) -> tuple[str, str] | None:
         """Of calls said at the same moment, the one that counts (boxed game's calza rules).
 
-        A dudo (or any move) by the player whose turn it is beats calza; among calza callers the
-        one nearest clockwise after the last bidder wins. Calls that are not allowed are ignored.
+        A dudo said at the same moment beats calza; among several callers of the same kind the one
+        nearest clockwise after the last bidder wins (the player whose turn it is first). Calls
+        that are not allowed are ignored.
         """
         allowed = [(kind, by) for kind, by in claims if self.call_error(kind, by) is None]
         if not allowed:
             return None
-        for kind, by in allowed:
-            if by == self.to_move and kind == "dudo":
-                return kind, by
         order = self._seats_after(self.last_bidder)
-        return min(allowed, key=lambda claim: (claim[0] != "calza", order.index(claim[1])))
+        return min(allowed, key=lambda claim: (claim[0] != "dudo", order.index(claim[1])))
 
     # -- reveal -------------------------------------------------------------------------------
 
@@ -327,6 +331,11 @@ class Game:
         if who == "next" and by != self.to_move:
             return f"only {self.to_move}, whose turn it is, may call calza"
         return None
+
+    def _quantity_cap(self) -> int | None:
+        """Most dice a bid may name: None (any number, a bid above the dice in play is legal and
+        false: our reading 7) unless the table caps bids at the dice in play."""
+        return None if self.options["bids_above_dice"] else self.dice_in_play
 
     def _ace_quantities(self) -> set[int]:
         return {bid.quantity for _, bid in self.bids if bid.face == 1}

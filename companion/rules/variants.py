@@ -58,6 +58,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("ace_bids", True,
                "Players may bid on aces in an ordinary round: after n×f at least ⌈n/2⌉ aces; after n×1 "
                "more aces or at least 2n+1 of another face. Off: no bids on aces (aces still wild)."),
+    OptionSpec("bids_above_dice", True,
+               "A bid may name more dice than are in play (legal, and surely false: our reading). Off: a "
+               "bid's quantity may not exceed the dice in play."),
     OptionSpec("ace_opening", False, "An ordinary round may open with a bid on aces (the texts forbid it)."),
     OptionSpec("ace_quantity_once", False,
                "Kozak: each quantity of aces may be bid only once per round."),

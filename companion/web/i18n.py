@@ -135,6 +135,7 @@ def _reason(pattern: str, template: str) -> None:
 # companion/rules/game.py: bids
 _reason(r"{bid} was already bid this round: each number of aces may be bid only once per round",
         "%(bid)s was already bid this round: each number of aces may be bid only once per round")
+_reason(r"{bid} names more dice than the {n} in play", "%(bid)s names more dice than the %(n)s in play.")
 _reason(r"bids on aces are not played at this table", "Bids on aces are not played at this table.")
 _reason(r"a round may not open on aces", "A round may not open on aces.")
 _reason(r"a bid needs at least one die", "A bid needs at least one die.")

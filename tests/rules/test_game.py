@@ -341,6 +341,21 @@ def test_simultaneous_calls_dudo_in_turn_beats_calza_nearest_calza_caller_wins()
     assert game.pick_call([("calza", "A")]) is None
 
 
+def test_simultaneous_dudo_by_any_allowed_caller_beats_calza():
+    """"A dudo said at the same moment beats calza", not only the next player's."""
+    game = new("perudo", "ABCD", calza=True, dudo_callers="anyone")
+    game.bid("A", Bid(2, 3))
+    assert game.pick_call([("calza", "C"), ("dudo", "D")]) == ("dudo", "D")
+    assert game.pick_call([("dudo", "D"), ("dudo", "C"), ("calza", "B")]) == ("dudo", "C")
+
+
+def test_capped_bids_leave_no_legal_raise_above_the_dice_in_play():
+    game = new("perudo", "AB", bids_above_dice=False)
+    game.bid("A", Bid(10, 5))
+    assert "more dice than the 10 in play" in game.bid_error("B", Bid(11, 5))
+    assert game.legal_bids("B") == [Bid(5, 1), Bid(10, 6)]
+
+
 # -- Snyd --------------------------------------------------------------------------------------
 
 def test_snyd_the_loser_keeps_his_dice_every_other_player_puts_one_away():

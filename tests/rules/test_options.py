@@ -47,6 +47,10 @@ def seven_players(v):
     return "seated"
 
 
+def sixteen_threes_opening_with_fifteen_dice_in_play(v):
+    return legal(game(v), "A", 16, 3)
+
+
 def five_fives_after_four_fours(v):
     g = game(v)
     g.bid("A", Bid(4, 4))
@@ -194,6 +198,7 @@ ROWS = [
     ("start_dice", "perudo", 3, dice_in_play, 15, 9),
     ("max_players", "perudo", 8, seven_players, "refused", "seated"),
     ("raise_mode", "perudo", "standard", five_fives_after_four_fours, False, True),
+    ("bids_above_dice", "perudo", False, sixteen_threes_opening_with_fifteen_dice_in_play, True, False),
     ("raise_mode", "kozak", "either", five_fives_after_four_fours, True, False),
     ("aces_wild", "perudo", False, count_of_two_fours, 2, 1),
     ("ace_bids", "blog", True, two_aces_after_four_fours, False, True),

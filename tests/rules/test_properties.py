@@ -55,8 +55,9 @@ def play_round(game: Game, rng: random.Random) -> None:
         for lowest in legal:
             assert lowest.quantity == 1 or game.bid_error(game.to_move, Bid(lowest.quantity - 1, lowest.face))
         low = rng.choice(legal)
-        bid = Bid(low.quantity + (rng.choice([0, 0, 0, 1, 2]) if game.bid_error(
-            game.to_move, Bid(low.quantity + 1, low.face)) is None else 0), low.face)
+        steps = [step for step in (0, 0, 0, 1, 2)
+                 if game.bid_error(game.to_move, Bid(low.quantity + step, low.face)) is None]
+        bid = Bid(low.quantity + rng.choice(steps), low.face)
         previous = game.current_bid
         player = game.to_move
         assert game.bid_error(player, bid) is None, f"{bid} listed legal for {player} but refused"

@@ -113,6 +113,8 @@ def test_a_round_after_the_game_is_over_is_a_rule_break():
     ({"dice": {"Ana": 0}}, "1 to 5"),
     ({"dice": {"Zed": 3}}, "Zed"),
     ({"starter": "Zed"}, "starter"),
+    ({"starter": ["Ana"]}, "starter"),
+    ({"starter": {"name": "Ana"}}, "starter"),
     ({"rounds": {}}, "rounds"),
     ({"rounds": [{"bids": [["Ana", 3, 7]], "call": {"type": "dudo", "by": "Ben"}, "dice": {}}]}, "face"),
     ({"rounds": [{"bids": [["Ana", 0, 4]], "call": {"type": "dudo", "by": "Ben"}, "dice": {}}]}, "quantity"),

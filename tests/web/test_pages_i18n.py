@@ -68,9 +68,10 @@ def engine_reasons() -> set[str]:
     reasons: set[str] = set()
     bids = [Bid(q, f) for q, f in itertools.product(range(1, 9), range(1, 7))]
     for name in PRESETS:
-        # The second set-up opens Ana's special round (she holds one die from the start).
+        # The second set-up opens Ana's special round (she holds one die from the start), its
+        # bids capped at the five dice in play.
         for dice, options in (({"Ana": 5, "Ben": 5, "Cyd": 5}, {}),
-                              ({"Ana": 1, "Ben": 1, "Cyd": 3}, {"special_at_start": True})):
+                              ({"Ana": 1, "Ben": 1, "Cyd": 3}, {"special_at_start": True, "bids_above_dice": False})):
             variant = find_variant(name, options=options)
             dice = {p: min(n, variant.start_dice) for p, n in dice.items()}
             for opening in (None, Bid(3, 4), Bid(2, 1)):
