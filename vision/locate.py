@@ -150,6 +150,7 @@ UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone se
 UNACCOUNTED_REACH = 1.6      # ...that counts this near the floor found (sides: a die behind one against the wall)
 SURE_UNMARKED_SCORE = 0.85   # ...and, this sure, flagged even where it shows no marks (a dim die under glare)
 FLAT_CHANCE = 0.05           # least chance of lying flat (`vision.lean`) of a die to count it...
+SEEN_STACKED_FLAT_CHANCE = 0.2  # ...or, where the detector sees it on another (UNDER_STACKED_SCORE), this...
 TOP_PER_USUAL = 0.87         # ...its scale: the faces found's median against the usual die's side (synthetic
                              # plain trays: 0.81-0.95, median 0.87; byler-d6: about 1.0)
 SURE_FLAT_CHANCE = 0.99      # ...and least chance of a die its outline alone flagged (`_by_outline`), to count it...
@@ -531,6 +532,9 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
         elif chance[FLAT] < FLAT_CHANCE:
             flag = EDGE if chance[LEANING] >= chance[ON_ANOTHER] else STACKED
             flagged[i] = replace(candidates[i], flags=(flag,), faint=False)
+        elif (chance[FLAT] < SEEN_STACKED_FLAT_CHANCE and chance[ON_ANOTHER] > chance[LEANING]
+              and _detector_sees_on_another(view, candidates[i], expected)):
+            flagged[i] = replace(candidates[i], flags=(STACKED,), faint=False)
     for i in _counted_alone(candidates, sure, view.scale):
         centres, sides, k = sure[i]
         region, _ = _detected_square(view.lab, centres[k], float(sides[k]))
@@ -565,6 +569,16 @@ def _flat_die_under(view: _WorkingCopy, candidate: Candidate, expected: float
     if len(near) != 1 or float(found.stacked[near[0]]) >= FLAT_SEEN_STACKED:
         return None
     return centres, found.sides, int(near[0])
+
+
+def _detector_sees_on_another(view: _WorkingCopy, candidate: Candidate, expected: float) -> bool:
+    """Whether the detector sees the die nearest the candidate's centre (within FLAT_SEEN_REACH of
+    its side) resting on another, UNDER_STACKED_SCORE sure: with the close look's own doubt, two
+    cues that agree."""
+    centre = _in_working(candidate.center, view.scale)
+    found, x0, y0 = _detections_near(view.lab, centre, expected)
+    reach = np.hypot(*(found.centres + np.float32((x0, y0)) - centre).T) / found.sides
+    return bool(len(reach)) and reach.min() < FLAT_SEEN_REACH and float(found.stacked[reach.argmin()]) >= UNDER_STACKED_SCORE
 
 
 def _counted_alone(candidates: list[Candidate], sure: dict, scale: float) -> list[int]:
