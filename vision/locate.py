@@ -216,6 +216,7 @@ ACE_PIP_REACH = 0.3           # ...or, for a lone pip, this near: an ace's pip i
 _BLANK = "blank"               # a piece of a cluster without marks: not reported, only checked against
 _APART = "apart"               # a part of a cluster the net sees as one flat die, apart from the others
 _ROUGH = "rough"               # a part flagged stacked only because its cut does not look like one die
+_LONG = "long"                 # a lone die whose long outline only its geometry calls a flat die's
 _FAINT = "faint"               # one die found by a weak cue alone: `Candidate.faint`
 _OFF_PIP = "off pip"           # one pip found alone, off the centre of the die the detector sees there
 
@@ -225,11 +226,13 @@ class _Cut:
     """What cutting a candidate out of its cluster told, for the checks after: a part the net
     sees as one flat die apart from the others (`_net_sees_apart`) gives its cluster's index and
     the side the net sees (photo pixels: `_flag_crowded`); a part flagged stacked only because
-    its cut does not look like one die gives its area (photo pixels: `_close_look`)."""
+    its cut does not look like one die gives its area (photo pixels: `_close_look`); a lone die
+    whose long outline only its geometry called flat is `long` (`_close_look`)."""
 
     cluster: int | None = None
     net_side: float | None = None
     rough_area: float | None = None
+    long: bool = False
 
 
 @dataclass
@@ -272,12 +275,14 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
             if _BLANK in flags:
                 blank.append(_candidate(region, flags, view))
             else:
-                candidates.append(_candidate(region, tuple(f for f in flags if f not in (_APART, _ROUGH)), view))
+                candidates.append(_candidate(region, tuple(f for f in flags if f not in (_APART, _ROUGH, _LONG)), view))
                 side = _net_side(blob, region[0], expected, view.lab) if _APART in flags else None
                 if side is not None:
                     cuts.append(_Cut(index, side / view.scale))
                 elif _ROUGH in flags:
                     cuts.append(_Cut(rough_area=float(region[0].sum()) / view.scale ** 2))
+                elif _LONG in flags:
+                    cuts.append(_Cut(long=True))
                 else:
                     cuts.append(None)
                 seen.append(blob)
@@ -487,8 +492,12 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     whichever it finds likelier (leaning, or resting on another die): a die leaning at 30-45 degrees
     shows two faces whose outline passes for a flat die's seen at a slant, and the detector's
     on-edge score gives half of them under 0.5; a die resting on another hides all but a rim of
-    it. The dice are looked at on the scale of the faces found on this photo (their median, by
-    TOP_PER_USUAL), not the usual die's: a calibration's die may be another set's.
+    it. Where a second cue agrees, less doubt is enough: a die under SEEN_STACKED_FLAT_CHANCE
+    that the detector sees on another is flagged `stacked`, and a lone die whose long outline
+    only its geometry called flat (`_Cut.long`) is flagged `edge` when the close look finds it
+    likelier leaning than flat. The dice are looked at on the scale of the faces found on this
+    photo (their median, by TOP_PER_USUAL), not the usual die's: a calibration's die may be
+    another set's.
 
     The other way round, a die flagged by its outline alone (`_by_outline`) is counted when the
     close look gives it SURE_FLAT_CHANCE or more of lying flat and the detector sees a die there,
@@ -532,6 +541,8 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
         elif chance[FLAT] < FLAT_CHANCE:
             flag = EDGE if chance[LEANING] >= chance[ON_ANOTHER] else STACKED
             flagged[i] = replace(candidates[i], flags=(flag,), faint=False)
+        elif cuts[i] is not None and cuts[i].long and chance[LEANING] > chance[FLAT]:
+            flagged[i] = replace(candidates[i], flags=(EDGE,), faint=False)
         elif (chance[FLAT] < SEEN_STACKED_FLAT_CHANCE and chance[ON_ANOTHER] > chance[LEANING]
               and _detector_sees_on_another(view, candidates[i], expected)):
             flagged[i] = replace(candidates[i], flags=(STACKED,), faint=False)
@@ -1363,7 +1374,7 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         flat = ((_seen_at_a_slant(blob, lab) or _detector_sees_flat(blob, expected, lab)
                  or _stretched_as_sides_show(blob, expected, lab))
                 and not _die_underneath(blob, lab, expected, shadows=False))
-        flags = () if flat else (EDGE,)
+        flags = (_LONG,) if flat else (EDGE,)
         yield (blob.mask, blob.x0, blob.y0), flags
         return
     parts, good, seen = _split_cluster(blob, expected, lab)
