@@ -2039,7 +2039,7 @@ def _one_flat_die(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
     """True when `_split`, taking the blob as one of its own, finds exactly one unflagged die in
     it: the blob itself."""
     found = list(_split(blob, expected, lab))
-    return len(found) == 1 and found[0][1] == () and found[0][0][0] is blob.mask
+    return len(found) == 1 and found[0][1] in ((), (_LONG,)) and found[0][0][0] is blob.mask
 
 
 def _one_die_in_body(blob: _Blob, centre: np.ndarray, expected: float,
