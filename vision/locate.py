@@ -217,6 +217,7 @@ _BLANK = "blank"               # a piece of a cluster without marks: not reporte
 _APART = "apart"               # a part of a cluster the net sees as one flat die, apart from the others
 _ROUGH = "rough"               # a part flagged stacked only because its cut does not look like one die
 _LONG = "long"                 # a lone die whose long outline only its geometry calls a flat die's
+_CUT_NOTES = (_APART, _ROUGH, _LONG)   # what `_split` tells of a cut for the checks after: never reported
 _FAINT = "faint"               # one die found by a weak cue alone: `Candidate.faint`
 _OFF_PIP = "off pip"           # one pip found alone, off the centre of the die the detector sees there
 
@@ -275,7 +276,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
             if _BLANK in flags:
                 blank.append(_candidate(region, flags, view))
             else:
-                candidates.append(_candidate(region, tuple(f for f in flags if f not in (_APART, _ROUGH, _LONG)), view))
+                candidates.append(_candidate(region, tuple(f for f in flags if f not in _CUT_NOTES), view))
                 side = _net_side(blob, region[0], expected, view.lab) if _APART in flags else None
                 if side is not None:
                     cuts.append(_Cut(index, side / view.scale))
@@ -572,11 +573,8 @@ def _flat_die_under(view: _WorkingCopy, candidate: Candidate, expected: float
     FLAT_SEEN_STACKED or more: a black die under a blue one that the close look takes for a
     flat blue die). The dice around include those the detector barely sees (FAINT_SEEN_SCORE):
     seen from below, a die resting on another off its centre shows only a corner beside it."""
-    centre = _in_working(candidate.center, view.scale)
-    found, x0, y0 = _detections_near(view.lab, centre, expected, FAINT_SEEN_SCORE)
-    centres = found.centres + np.float32((x0, y0))
-    near = np.flatnonzero((np.hypot(*(centres - centre).T) < FLAT_SEEN_REACH * found.sides)
-                          & (found.scores >= PEAK_SCORE))
+    centres, found, distances = _seen_around(view, candidate, expected, FAINT_SEEN_SCORE)
+    near = np.flatnonzero((distances < FLAT_SEEN_REACH * found.sides) & (found.scores >= PEAK_SCORE))
     if len(near) != 1 or float(found.stacked[near[0]]) >= FLAT_SEEN_STACKED:
         return None
     return centres, found.sides, int(near[0])
@@ -586,10 +584,19 @@ def _detector_sees_on_another(view: _WorkingCopy, candidate: Candidate, expected
     """Whether the detector sees the die nearest the candidate's centre (within FLAT_SEEN_REACH of
     its side) resting on another, UNDER_STACKED_SCORE sure: with the close look's own doubt, two
     cues that agree."""
-    centre = _in_working(candidate.center, view.scale)
-    found, x0, y0 = _detections_near(view.lab, centre, expected)
-    reach = np.hypot(*(found.centres + np.float32((x0, y0)) - centre).T) / found.sides
+    _, found, distances = _seen_around(view, candidate, expected)
+    reach = distances / found.sides
     return bool(len(reach)) and reach.min() < FLAT_SEEN_REACH and float(found.stacked[reach.argmin()]) >= UNDER_STACKED_SCORE
+
+
+def _seen_around(view: _WorkingCopy, candidate: Candidate, expected: float, min_score: float = PEAK_SCORE
+                 ) -> tuple[np.ndarray, Detections, np.ndarray]:
+    """The dice the detector sees (`_detections_near`) around a candidate: their centres
+    (working pixels), the detections, and each centre's distance from the candidate's."""
+    centre = _in_working(candidate.center, view.scale)
+    found, x0, y0 = _detections_near(view.lab, centre, expected, min_score)
+    centres = found.centres + np.float32((x0, y0))
+    return centres, found, np.hypot(*(centres - centre).T)
 
 
 def _counted_alone(candidates: list[Candidate], sure: dict, scale: float) -> list[int]:
@@ -2039,7 +2046,8 @@ def _one_flat_die(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
     """True when `_split`, taking the blob as one of its own, finds exactly one unflagged die in
     it: the blob itself."""
     found = list(_split(blob, expected, lab))
-    return len(found) == 1 and found[0][1] in ((), (_LONG,)) and found[0][0][0] is blob.mask
+    return (len(found) == 1 and all(f in _CUT_NOTES for f in found[0][1])
+            and found[0][0][0] is blob.mask)
 
 
 def _one_die_in_body(blob: _Blob, centre: np.ndarray, expected: float,
