@@ -2165,7 +2165,8 @@ def _nearest_parts(blob: _Blob, centres: np.ndarray, colour: np.ndarray,
                    expected: float) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """The blob cut into one part per centre, and the rest: each pixel within a die's reach of
     a centre (DIE_REACH) goes to the nearest by position and colour (a centre's colour: its
-    die's, the median around it); the rest, in pieces bigger than a speck, is returned apart."""
+    die's, the median around it), or to the part that encloses it; the rest, in pieces bigger
+    than a speck, is returned apart."""
     xs, ys, pts = _pixel_features(blob, colour)
     core = (0.3 * expected) ** 2
     seeds = []
@@ -2178,6 +2179,15 @@ def _nearest_parts(blob: _Blob, centres: np.ndarray, colour: np.ndarray,
     reach = ((xs[:, None] - centres[:, 0]) ** 2 + (ys[:, None] - centres[:, 1]) ** 2).min(axis=1)
     labels[reach > (DIE_REACH * expected) ** 2] = len(seeds)
     parts = _labelled_parts(blob, xs, ys, labels, len(seeds) + 1)
+    # a pip's colour may lie nearer a neighbour's die than its own (a yellow die's dark pips
+    # beside a blue die): it would leave a hole in its die's part and a speck in the
+    # neighbour's, both parts then the wrong shape; what a die's part encloses is its own
+    for i in range(len(seeds)):
+        enclosed = _holes(parts[i]) & blob.mask.astype(bool)
+        if enclosed.any():
+            for other in parts:
+                other &= ~enclosed
+            parts[i] |= enclosed
     count, pieces = cv2.connectedComponents(parts.pop().astype(np.uint8), connectivity=8)
     sizes = np.bincount(pieces.ravel(), minlength=count)
     rest = [pieces == i for i in range(1, count) if sizes[i] >= SPECK_AREA * expected * expected]
@@ -2615,7 +2625,7 @@ def _colour_name(hsv_pixels: np.ndarray) -> str:
 
 def _candidate(region, flags, view: _WorkingCopy) -> Candidate:
     """The candidate of a region (mask, x0, y0) of `view`, in the photo's pixels; flagged `cut`
-    where it touches the frame."""
+    where it or its box touches the frame."""
     mask, x0, y0 = region
     faint = _FAINT in flags
     flags = tuple(f for f in flags if f != _FAINT)
@@ -2629,7 +2639,10 @@ def _candidate(region, flags, view: _WorkingCopy) -> Candidate:
     colour = _colour_name(view.hsv[y0:y0 + mask.shape[0], x0:x0 + mask.shape[1]][inner])
     ys, xs = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
     H, W = view.small.shape[:2]
-    if xs[0] + x0 <= 1 or ys[0] + y0 <= 1 or xs[-1] + x0 >= W - 2 or ys[-1] + y0 >= H - 2:
+    # (a die's rounded corner may stop short of the frame that cuts its square outline off: its
+    # box, on pixel centres, then reaches past the frame's edge, half a pixel beyond the last)
+    if (xs[0] + x0 <= 1 or ys[0] + y0 <= 1 or xs[-1] + x0 >= W - 2 or ys[-1] + y0 >= H - 2
+            or (box < -0.5).any() or (box[:, 0] > W - 0.5).any() or (box[:, 1] > H - 0.5).any()):
         flags = tuple(flags) + (CUT,)
     inv = 1.0 / view.scale
     # pixel centres: working pixel i covers original [i*inv, (i+1)*inv)
