@@ -141,6 +141,7 @@ MERGED_LONE_SIDES = 2.0       # ...one this many times the smallest's side measu
 PLAIN_LONE_AREA = 2.25        # a plain lone blob this much bigger than most marked blobs may be lamp light
 LONE_PIP_SHARE = 0.25         # lone "dice" this small (sides of the second biggest) lying together within one...
 LONE_PIP_GAP = 3.0            # ...(linked when this near: their own sides), six at most, are one die's pips
+PIP_SIZED_SHARE = 0.35        # lone "dice" all under this share of the dice seen touching in a cluster are pips
 CLUSTER_DIE_SIDE = 0.7        # ...dice the detector sees in one, this share of its side or less...
 CLUSTER_GAP = 0.75            # ...and centres this far apart (their sides) or more, make it a cluster (one real
                               # die seen at twice its size: pieces 0.27-0.61 apart; touching dice: 0.84 or more)...
@@ -1196,6 +1197,9 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
     marked = cache(lambda: [blob.area for blob in blobs
                             if blob.area >= min_side * min_side and not _plain(blob, lab[..., 0])])
     lone = [blob for blob in lone if not _lamp_light(blob, marked, lab)]
+    beside_pips = _dice_beside_pips(lone, blobs, lab)
+    if beside_pips is not None:
+        return beside_pips
     if not lone:
         guess = min_side * 2.5
         blobs = [blob for blob in blobs if blob.area >= guess * guess]
@@ -1302,6 +1306,25 @@ def _without_pips(lone: list[_Blob]) -> list[_Blob]:
         if len(members) <= 6 and span + max(sides[i] for i in members) <= usual:
             pips.update(members)
     return [blob for i, blob in enumerate(lone) if i not in pips]
+
+
+def _dice_beside_pips(lone: list[_Blob], blobs: list[_Blob], lab: np.ndarray) -> float | None:
+    """The side of the dice in a cluster with marks (`_die_side_in`: the detector sees touching
+    dice there, covering it) where every lone "die" is under PIP_SIZED_SHARE of it: those are
+    pips of dice the foreground lost or specks, and the dice all touch one another (untuned close
+    seed 47's 470054: three pips of a pale die the only lone blobs, two clusters of dice 5 times
+    their size; taken for dice, every die was cut into its pips). None otherwise: only clusters
+    that much bigger than the biggest lone blob are looked into."""
+    if not lone:
+        return None
+    biggest = max(float(np.sqrt(blob.area)) for blob in lone)
+    bigger = [blob for blob in blobs if np.sqrt(blob.area) * PIP_SIZED_SHARE > biggest
+              and not _plain(blob, lab[..., 0])]
+    for blob in sorted(bigger, key=lambda blob: blob.area):
+        side = _die_side_in(blob, lab)
+        if side < np.sqrt(blob.area) and biggest < PIP_SIZED_SHARE * side:
+            return side
+    return None
 
 
 def _die_side_in(blob: _Blob, lab: np.ndarray) -> float:

@@ -737,6 +737,19 @@ def test_dice_photographed_close_are_not_sized_by_their_pips(seed, n_dice):
     assert len(reading.dice) <= len(truth) + 1
 
 
+def test_pips_seen_alone_beside_clusters_do_not_set_the_die_size():
+    # untuned close seed 47, a phone held close: a white die on a pale board, its body lost to
+    # the board, showed only its three red pips, the one lone blobs; the other dice touch in
+    # clusters five times their size. Taken for dice, the pips set the size to a pip's, and
+    # every die was cut into its pips (32 extra candidates)
+    image, truth = synth.render_tray(470054, 8, size=synth.PHONE, die_px=(200.0, 300.0))
+    reading = read_tray(image)
+    assert len(reading.dice) == len(truth)
+    for die in truth:
+        (hit,) = matches(die, reading.dice)
+        assert hit.flags or hit.face == die["face"]
+
+
 @pytest.mark.parametrize("seed,n_dice", [(20240038, 8), (20240062, 4)])
 def test_a_dark_dies_light_pips_seen_close_from_below_do_not_set_the_die_size(seed, n_dice):
     # the bench's close set from below: a dark die on the dark room behind the glass shows only
