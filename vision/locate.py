@@ -110,6 +110,7 @@ ROW_WIDTH = (0.75, 1.6)       # a band this wide (usual die sides) with marks ma
 TWO_DICE_AREA = 1.75          # a convex blob smaller than this is not two dice
 EDGE_ASPECT = 1.3             # a lone die whose outline is longer than this is on an edge / leaning
 BAND_ASPECT = 3.5             # a blob longer than this and filling its rectangle is a band, not dice
+STRIP_ASPECT = 8.0            # a blob longer than this (its width) is a strip (wood grain, a rim), no dice in a row
 TOP_ASPECT = 1.2              # a flat die's top face is this square or better
 TOP_SQUARE = 1.12             # ...and a flat die seen at a slant shows a top face this square...
 SLANT_TOP_WIDTH = 0.75        # ...as wide as this share of its blob's width...
@@ -1206,7 +1207,7 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
         # seed 31's 310007 and 310087, where one was the smallest blob, and the dice were cut
         # into their pips)
         blobs = [blob for blob in blobs
-                 if blob.area >= guess * guess and _squareness(blob.mask)[1] <= BAND_ASPECT]
+                 if blob.area >= guess * guess and _squareness(blob.mask)[1] <= STRIP_ASPECT]
         if not blobs:
             return guess
         smallest = min(blobs, key=lambda blob: blob.area)
