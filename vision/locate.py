@@ -1212,11 +1212,11 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
             return guess
         smallest = min(blobs, key=lambda blob: blob.area)
         side = _die_side_in(smallest, lab)
+        if side <= 2 * guess:
+            return guess
         found = _detections_in(smallest, guess, lab)
         covered = len(found.centres) * float(_median(found.sides)) ** 2 if len(found.centres) else 0.0
-        if side > 2 * guess and (len(found.centres) <= 1 or covered < CLUSTER_COVER * smallest.area):
-            return side
-        return guess
+        return side if len(found.centres) <= 1 or covered < CLUSTER_COVER * smallest.area else guess
     if len(lone) <= FEW_LONE_DICE:
         sides = [_die_side_in(blob, lab) for blob in lone]
         biggest = max(blob.area for blob in lone)
@@ -2214,8 +2214,9 @@ def _nearest_parts(blob: _Blob, centres: np.ndarray, colour: np.ndarray,
     # a pip's colour may lie nearer a neighbour's die than its own (a yellow die's dark pips
     # beside a blue die): it would leave a hole in its die's part and a speck in the
     # neighbour's, both parts then the wrong shape; what a die's part encloses is its own
+    inside = blob.mask.astype(bool)
     for i in range(len(seeds)):
-        enclosed = _holes(parts[i]) & blob.mask.astype(bool)
+        enclosed = _holes(parts[i]) & inside
         if enclosed.any():
             for other in parts:
                 other &= ~enclosed
