@@ -1323,13 +1323,9 @@ def _dice_beside_pips(lone: list[_Blob], blobs: list[_Blob], lab: np.ndarray) ->
     if not lone:
         return None
     biggest = max(float(np.sqrt(blob.area)) for blob in lone)
-    bigger = [blob for blob in blobs if np.sqrt(blob.area) * PIP_SIZED_SHARE > biggest
-              and not _plain(blob, lab[..., 0])]
-    for blob in sorted(bigger, key=lambda blob: blob.area):
-        side = _die_side_in(blob, lab)
-        if side < np.sqrt(blob.area) and biggest < PIP_SIZED_SHARE * side:
-            return side
-    return None
+    bigger = sorted((blob for blob in blobs if np.sqrt(blob.area) * PIP_SIZED_SHARE > biggest),
+                    key=lambda blob: blob.area)
+    return next((side for side in _clustered_die_sides(bigger, lab) if biggest < PIP_SIZED_SHARE * side), None)
 
 
 def _die_side_in(blob: _Blob, lab: np.ndarray) -> float:
