@@ -151,6 +151,10 @@ CLUSTER_COVER = 0.5           # ...and their top faces cover this share of it (c
 UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone sees (a tray's printed wall: 0.51)...
 UNACCOUNTED_REACH = 1.6      # ...that counts this near the floor found (sides: a die behind one against the wall)
 SURE_UNMARKED_SCORE = 0.85   # ...and, this sure, flagged even where it shows no marks (a dim die under glare)
+BLURRED_PIP_SCALE = 2.0      # ...or where it shows MARK_CONTRAST at this many times MARK_SCALE within the inner
+                             # MARK_MIDDLES radius (small blurred white dice: 36-59; coins, their rim further out: <= 24)...
+EVEN_BOARD = 25.0            # ...and the board around it is this even (Lab L spread; white dice alone: 7-22, the
+                             # cluttered rim of a tray, whose detail passes for marks at that scale: 120 and more)
 FLAT_CHANCE = 0.05           # least chance of lying flat (`vision.lean`) of a die to count it...
 SEEN_STACKED_FLAT_CHANCE = 0.2  # ...or, where the detector sees it on another (UNDER_STACKED_SCORE), this...
 TOP_PER_USUAL = 0.87         # ...its scale: the faces found's median against the usual die's side (synthetic
@@ -715,12 +719,42 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
         cut_off = x - half < 0 or y - half < 0 or x + half >= w or y + half >= h
         if not cut_off and (min(ph, pw) < 5 or not _marked(patch[..., 0], hue, expected)):
             unmarked = True
-            if score < SURE_UNMARKED_SCORE:
+            if score < SURE_UNMARKED_SCORE and not _blurred_pips_alone(view.lab, (cx, cy), side, patch, expected):
                 continue
         if region[0].any():
             on_floor = inside is None or inside[min(y, h - 1), min(x, w - 1)] >= ON_FLOOR_DEPTH * side
             regions.append((region, (UNREADABLE, _FAINT) if on_floor else (UNREADABLE,)))
     return regions, unmarked
+
+
+def _blurred_pips_alone(lab: np.ndarray, centre, side: float, patch: np.ndarray, expected: float) -> bool:
+    """True when a die the detector sees, too blurred for `_marked`, shows pip-sized marks
+    (MARK_CONTRAST at BLURRED_PIP_SCALE times the pip scale, within the inner MARK_MIDDLES
+    radius) and lies alone on an even board (EVEN_BOARD across a ring from 0.8 to 1.3 of its
+    side from its centre). Small white dice on a pale board, out of focus, pass for no die
+    in the colour steps and show `_marked` no sharp pips (a byler-d6 train photo at 0.7-0.75
+    size, blurred by 1.2-1.5 px: two such dice left out of an `ok` count); a coin's rim lies further out than the
+    inner radius, and a tray's cluttered rim, whose detail at that scale passes for marks,
+    is no even board."""
+    sigma = BLURRED_PIP_SCALE * max(1.0, MARK_SCALE * expected)
+    lightness = patch[..., 0].astype(np.float32)
+    ph, pw = lightness.shape
+    yy, xx = np.mgrid[:ph, :pw]
+    middle = (yy - (ph - 1) / 2) ** 2 + (xx - (pw - 1) / 2) ** 2 <= (MARK_MIDDLES[0] * min(ph, pw)) ** 2
+    low, high = _percentiles((lightness - cv2.GaussianBlur(lightness, (0, 0), sigma))[middle], (3, 97))
+    if high - low < MARK_CONTRAST:
+        return False
+    h, w = lab.shape[:2]
+    reach = int(np.ceil(1.3 * side))
+    x0, y0 = max(0, int(centre[0]) - reach), max(0, int(centre[1]) - reach)
+    around = lab[y0:min(h, int(centre[1]) + reach + 1), x0:min(w, int(centre[0]) + reach + 1), 0].astype(np.float32)
+    yy, xx = np.mgrid[y0:y0 + around.shape[0], x0:x0 + around.shape[1]]
+    from_centre = np.hypot(xx - centre[0], yy - centre[1])
+    ring = (from_centre >= 0.8 * side) & (from_centre <= 1.3 * side)
+    if not ring.any():
+        return False
+    low, high = _percentiles(cv2.GaussianBlur(around, (0, 0), max(1.0, MARK_SCALE * side))[ring], (3, 97))
+    return high - low <= EVEN_BOARD
 
 
 def _detected_square(lab: np.ndarray, centre, side: float) -> tuple[tuple[np.ndarray, int, int], np.ndarray]:
