@@ -128,6 +128,9 @@ FAINT_MARKS = 18.0            # a die-sized square plain blob with this much det
 FAINT_SIZE = (0.7, 1.3)       # ...when its side is this many usual sides
 FAINT_ASPECT = 1.35           # ...and it is no longer than this (a dark die's shadow lengthens its blob)...
 ROUND_FILL = 0.92             # ...and fills less than this of its enclosing circle (byler-d6 train dark dice: 0.76-0.89; a hole: 0.95-1)
+UNMARKED_DIE_CONTRAST = 40.0  # ...or, with no detail, this far off the board's lightness (Lab L) where the
+                              # detector sees a die (black dice in a dim room: 40-76; die-shaped patches of
+                              # shadow or rim the detector also sees: 12-35)
 FAINT_ROW = 3.5               # ...or, as thick as one, up to this many die areas (dark dice touching)...
 FAINT_ROW_FILL = 0.6          # ...filling this share of its rectangle
 SMOOTH_DETAIL = 12.0          # a piece of a cluster with less sharp detail (Lab L) than this inside...
@@ -1390,8 +1393,8 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
     if area_ratio < SPECK_AREA or width < 0.5 * expected or _thickness(blob.mask) < 0.3 * expected:
         return  # far too small or thin for a die: a speck, a line, the tray's rim
     if _plain(blob, lum):
-        if _faint_die(blob, expected, lum):
-            # a die-sized square with faint marks: a dark die's dim pips seen from below, maybe
+        if _faint_die(blob, expected, lab):
+            # a die-sized square with faint marks or none: a dark die's dim pips seen from below, maybe
             yield (blob.mask, blob.x0, blob.y0), (UNREADABLE, _FAINT)
         elif _faint_dice(blob, expected, lab):
             # a few such dice touching, too dim to cut apart: never read as one
@@ -2302,18 +2305,29 @@ def _lone_die(blob: _Blob, expected: float, lum: np.ndarray) -> bool:
     return 0.5 < ratio < SINGLE_MAX_AREA and fill > 0.8 and aspect < 1.3 and not _plain(blob, lum)
 
 
-def _faint_die(blob: _Blob, expected: float, lum: np.ndarray) -> bool:
+def _faint_die(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
     """A plain blob that may still be a die: as square, full and big as one, not round, with
     some sharp detail inside (a glare patch or a shadow has next to none). A dark die in dim
     light (dark red pips on black) is such a blob, its shadow making it up to a third longer
     than wide. Round: a hole in the tray, a coin, a bottle cap, which a small working copy's
     pixels square off enough to pass for a die's outline; a die's corners stick out of the
-    circle its sides touch."""
+    circle its sides touch.
+
+    Dimmer still, that die's pips leave no detail at all: a die-shaped blob with none is one
+    too where it stands UNMARKED_DIE_CONTRAST off the board and the detector sees a die in
+    it (byler-d6 train photos, darkened and grainy as the bench spoils them and turned,
+    scaled or lit otherwise: black dice left out of 11 `ok` counts of 197)."""
     fill, aspect, _ = _squareness(blob.mask)
-    broad = _detail(blob, lum, 0.25)
-    return (FAINT_SIZE[0] <= np.sqrt(blob.area) / expected <= FAINT_SIZE[1] and fill > 0.85
-            and aspect < FAINT_ASPECT and _circle_fill(blob.mask) < ROUND_FILL
-            and broad is not None and broad >= FAINT_MARKS)
+    if not (FAINT_SIZE[0] <= np.sqrt(blob.area) / expected <= FAINT_SIZE[1] and fill > 0.85
+            and aspect < FAINT_ASPECT and _circle_fill(blob.mask) < ROUND_FILL):
+        return False
+    broad = _detail(blob, lab[..., 0], 0.25)
+    if broad is not None and broad >= FAINT_MARKS:
+        return True
+    h, w = blob.mask.shape
+    body = float(np.median(lab[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w, 0][blob.mask]))
+    return (abs(body - float(_board_colour(blob, lab, expected)[0])) >= UNMARKED_DIE_CONTRAST
+            and len(_blob_detections(blob, expected, lab).scores) > 0)
 
 
 def _circle_fill(mask: np.ndarray) -> float:
