@@ -130,7 +130,9 @@ FAINT_ASPECT = 1.35           # ...and it is no longer than this (a dark die's s
 ROUND_FILL = 0.92             # ...and fills less than this of its enclosing circle (byler-d6 train dark dice: 0.76-0.89; a hole: 0.95-1)
 UNMARKED_DIE_CONTRAST = 40.0  # ...or, with no detail, this far off the board's lightness (Lab L) where the
                               # detector sees a die (black dice in a dim room: 40-76; die-shaped patches of
-                              # shadow or rim the detector also sees: 12-35)
+                              # shadow or rim the detector also sees: 12-35)...
+UNMARKED_DIE_SCORE = 0.4      # ...at this centre score (those black dice: 133 of 142 at 0.4 or more, 115 at 0.5;
+                              # such patches this far off the board: one, a tray's round hole, at 0.41)
 FAINT_ROW = 3.5               # ...or, as thick as one, up to this many die areas (dark dice touching)...
 FAINT_ROW_FILL = 0.6          # ...filling this share of its rectangle
 SMOOTH_DETAIL = 12.0          # a piece of a cluster with less sharp detail (Lab L) than this inside...
@@ -2180,15 +2182,17 @@ def _detections_in(blob: _Blob, expected: float, lab: np.ndarray) -> Detections:
                       body_source=lambda: found.body[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w])
 
 
-def _detections_around(blob: _Blob, expected: float, lab: np.ndarray) -> tuple[Detections, int, int]:
-    """What `vision.detect` sees in the blob's box and half a die around it, and that crop's corner."""
-    key = ("around", expected)
+def _detections_around(blob: _Blob, expected: float, lab: np.ndarray,
+                       min_score: float = PEAK_SCORE) -> tuple[Detections, int, int]:
+    """What `vision.detect` sees in the blob's box and half a die around it (centres scoring
+    `min_score` or more), and that crop's corner."""
+    key = ("around", expected, min_score)
     if key not in blob.memo:
         h, w = blob.mask.shape
         pad = int(np.ceil(0.5 * expected))
         y0, x0 = max(0, blob.y0 - pad), max(0, blob.x0 - pad)
         crop = np.ascontiguousarray(lab[y0:blob.y0 + h + pad, x0:blob.x0 + w + pad])
-        blob.memo[key] = (detect_dice(crop, expected), x0, y0)
+        blob.memo[key] = (detect_dice(crop, expected, min_score=min_score), x0, y0)
     return blob.memo[key]
 
 
@@ -2315,8 +2319,9 @@ def _faint_die(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
 
     Dimmer still, that die's pips leave no detail at all: a die-shaped blob with none is one
     too where it stands UNMARKED_DIE_CONTRAST off the board and the detector sees a die in
-    it (byler-d6 train photos, darkened and grainy as the bench spoils them and turned,
-    scaled or lit otherwise: black dice left out of 11 `ok` counts of 197)."""
+    it, if only fairly sure (UNMARKED_DIE_SCORE; byler-d6 train photos, darkened and grainy
+    as the bench spoils them and turned, scaled or lit otherwise: black dice left out of 11
+    `ok` counts of 197)."""
     fill, aspect, _ = _squareness(blob.mask)
     if not (FAINT_SIZE[0] <= np.sqrt(blob.area) / expected <= FAINT_SIZE[1] and fill > 0.85
             and aspect < FAINT_ASPECT and _circle_fill(blob.mask) < ROUND_FILL):
@@ -2326,8 +2331,10 @@ def _faint_die(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
         return True
     h, w = blob.mask.shape
     body = float(np.median(lab[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w, 0][blob.mask]))
-    return (abs(body - float(_board_colour(blob, lab, expected)[0])) >= UNMARKED_DIE_CONTRAST
-            and len(_blob_detections(blob, expected, lab).scores) > 0)
+    if abs(body - float(_board_colour(blob, lab, expected)[0])) < UNMARKED_DIE_CONTRAST:
+        return False
+    found, x0, y0 = _detections_around(blob, expected, lab, UNMARKED_DIE_SCORE)
+    return bool(_on_mask(blob.mask, found.centres - (blob.x0 - x0, blob.y0 - y0)).any())
 
 
 def _circle_fill(mask: np.ndarray) -> float:
