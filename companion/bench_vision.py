@@ -32,7 +32,9 @@ Sets (each printed as one row of a Markdown table):
                       the same photos as other cameras and rooms spoil them: blurred (out of
                       focus, 1.6 px), JPEG quality 50, dark and grainy (a dim room at a fixed
                       exposure), under warm light (a tungsten bulb, white balance left as is)
-                      and under cool light (a cold LED strip)
+                      and under cool light (a cold LED strip); last, dark and grainy once the
+                      photo is turned 30° and taken 1.2 times nearer (a dim room, another
+                      framing: black dice lose their pips)
   <name> test split turned 25°, ...   (set `reframed`)
                       the same photos as other cameras frame them and other dice colour them:
                       turned 25° and 90°, at 0.75 size, from a tilted camera, red and blue
@@ -436,6 +438,23 @@ def _phone_framing(image):
     return big, np.float64([[scale, 0.0, pad], [0.0, scale, 0.0], [0.0, 0.0, 1.0]])
 
 
+DARK_AND_TURNED = "turned 30°, 1.2 times larger"
+
+
+def _turned_nearer(image):
+    """The photo turned by 30° on the camera's mount and taken 1.2 times nearer (`_reframed`):
+    with `dark and grainy` on top, a dim room seen by a camera framed otherwise, where black
+    dice lose their pips."""
+    import cv2
+    import numpy as np
+
+    from vision.synth import turned
+
+    framed, H = turned(image, 30.0)
+    return (cv2.resize(framed, None, fx=1.2, fy=1.2, interpolation=cv2.INTER_CUBIC),
+            np.diag([1.2, 1.2, 1.0]) @ H)
+
+
 def _spoiled(how, spoil, source, image, truth, view):
     """One real item spoiled by `spoil(image, seed)` (`vision.synth.with_grain`, `SPOILS`),
     seeded by its file name so that every run sees the same noise."""
@@ -528,6 +547,11 @@ def run(args: argparse.Namespace) -> int:
                 for how, spoil in SPOILS.items():
                     items = (_spoiled(how, spoil, *item) for item in _real_items(photo_rows))
                     rows.append(_evaluate(f"{name} spoiled: {how}", items, failures, progress).row())
+                dark = SPOILS["dark and grainy"]
+                items = (_spoiled("dark and grainy", dark, *_reframed(DARK_AND_TURNED, _turned_nearer, *item))
+                         for item in _real_items(photo_rows))
+                rows.append(_evaluate(f"{name} spoiled: dark and grainy, {DARK_AND_TURNED}", items, failures,
+                                      progress).row())
         if "reframed" in parts:
             for name, photo_rows in real_sets(args.data, quick=True):   # the test splits
                 for how, reframe in REFRAMINGS.items():
