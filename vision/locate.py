@@ -157,7 +157,8 @@ UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone se
 UNACCOUNTED_REACH = 1.6      # ...that counts this near the floor found (sides: a die behind one against the wall)
 SURE_UNMARKED_SCORE = 0.85   # ...and, this sure, flagged even where it shows no marks (a dim die under glare)
 BLURRED_PIP_SCALE = 2.0      # ...or where it shows MARK_CONTRAST at this many times MARK_SCALE within the inner
-                             # MARK_MIDDLES radius (small blurred white dice: 36-59; coins, their rim further out: <= 24)...
+                             # MARK_MIDDLES radius (small blurred white dice: 36-59; coins, their rim further
+                             # out: 24 at most)...
 EVEN_BOARD = 25.0            # ...and the board around it is this even (Lab L spread; white dice alone: 7-22, the
                              # cluttered rim of a tray, whose detail passes for marks at that scale: 120 and more)
 FLAT_CHANCE = 0.05           # least chance of lying flat (`vision.lean`) of a die to count it...
@@ -738,9 +739,9 @@ def _blurred_pips_alone(lab: np.ndarray, centre, side: float, patch: np.ndarray,
     radius) and lies alone on an even board (EVEN_BOARD across a ring from 0.8 to 1.3 of its
     side from its centre). Small white dice on a pale board, out of focus, pass for no die
     in the colour steps and show `_marked` no sharp pips (a byler-d6 train photo at 0.7-0.75
-    size, blurred by 1.2-1.5 px: two such dice left out of an `ok` count); a coin's rim lies further out than the
-    inner radius, and a tray's cluttered rim, whose detail at that scale passes for marks,
-    is no even board."""
+    size, blurred by 1.2-1.5 px: two such dice left out of an `ok` count); a coin's rim lies
+    further out than the inner radius, and a tray's cluttered rim, whose detail at that
+    scale passes for marks, is no even board."""
     sigma = BLURRED_PIP_SCALE * max(1.0, MARK_SCALE * expected)
     lightness = patch[..., 0].astype(np.float32)
     ph, pw = lightness.shape
