@@ -743,12 +743,8 @@ def _blurred_pips_alone(lab: np.ndarray, centre, side: float, patch: np.ndarray,
     further out than the inner radius, and a tray's cluttered rim, whose detail at that
     scale passes for marks, is no even board."""
     sigma = BLURRED_PIP_SCALE * max(1.0, MARK_SCALE * expected)
-    lightness = patch[..., 0].astype(np.float32)
-    ph, pw = lightness.shape
-    yy, xx = np.mgrid[:ph, :pw]
-    middle = (yy - (ph - 1) / 2) ** 2 + (xx - (pw - 1) / 2) ** 2 <= (MARK_MIDDLES[0] * min(ph, pw)) ** 2
-    low, high = _percentiles((lightness - cv2.GaussianBlur(lightness, (0, 0), sigma))[middle], (3, 97))
-    if high - low < MARK_CONTRAST:
+    (light,) = _middle_detail(patch[..., 0], sigma, MARK_MIDDLES[0])
+    if light < MARK_CONTRAST:
         return False
     h, w = lab.shape[:2]
     reach = int(np.ceil(1.3 * side))
@@ -803,18 +799,24 @@ def _marked(lightness: np.ndarray, hue: np.ndarray, expected: float) -> bool:
     reaches, and the outer one holds so much plain face that an ace's one pip is too small a
     share of it."""
     sigma = max(1.0, MARK_SCALE * expected)
-    patch = np.dstack([lightness, hue]).astype(np.float32)
-    sharp = patch - cv2.GaussianBlur(patch, (0, 0), sigma)
-    ph, pw = lightness.shape
-    yy, xx = np.mgrid[:ph, :pw]
-    from_middle = (yy - (ph - 1) / 2) ** 2 + (xx - (pw - 1) / 2) ** 2
+    patch = np.dstack([lightness, hue])
     for radius in MARK_MIDDLES:
-        inside = sharp[from_middle <= (radius * min(ph, pw)) ** 2]
-        (low, high), *hues = [_percentiles(inside[:, k], (3, 97)) for k in range(3)]
-        if high - low >= MARK_CONTRAST or (high - low >= DIM_MARK_CONTRAST
-                                           and max(hi - lo for lo, hi in hues) >= MARK_HUE):
+        light, *hues = _middle_detail(patch, sigma, radius)
+        if light >= MARK_CONTRAST or (light >= DIM_MARK_CONTRAST and max(hues) >= MARK_HUE):
             return True
     return False
+
+
+def _middle_detail(patch: np.ndarray, sigma: float, radius: float) -> list[float]:
+    """Each channel's spread (3rd to 97th percentile) of the patch's detail finer than `sigma`
+    (pixels) within `radius` (patch sides) of its middle."""
+    patch = patch.astype(np.float32)
+    sharp = patch - cv2.GaussianBlur(patch, (0, 0), sigma)
+    ph, pw = patch.shape[:2]
+    yy, xx = np.mgrid[:ph, :pw]
+    inside = sharp[(yy - (ph - 1) / 2) ** 2 + (xx - (pw - 1) / 2) ** 2 <= (radius * min(ph, pw)) ** 2]
+    inside = inside.reshape(len(inside), -1)
+    return [high - low for low, high in (_percentiles(inside[:, k], (3, 97)) for k in range(inside.shape[1]))]
 
 
 def _square_angle(patch: np.ndarray) -> float:
