@@ -2175,9 +2175,9 @@ def _blob_detections(blob: _Blob, expected: float, lab: np.ndarray) -> Detection
     return blob.memo[key]
 
 
-def _detections_in(blob: _Blob, expected: float, lab: np.ndarray) -> Detections:
+def _detections_in(blob: _Blob, expected: float, lab: np.ndarray, min_score: float = PEAK_SCORE) -> Detections:
     h, w = blob.mask.shape
-    found, x0, y0 = _detections_around(blob, expected, lab)
+    found, x0, y0 = _detections_around(blob, expected, lab, min_score)
     centres = found.centres - (blob.x0 - x0, blob.y0 - y0)
     inside = _on_mask(blob.mask, centres)
     return Detections(centres=centres[inside], scores=found.scores[inside], sides=found.sides[inside],
@@ -2336,8 +2336,7 @@ def _faint_die(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
     body = float(np.median(lab[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w, 0][blob.mask]))
     if abs(body - float(_board_colour(blob, lab, expected)[0])) < UNMARKED_DIE_CONTRAST:
         return False
-    found, x0, y0 = _detections_around(blob, expected, lab, UNMARKED_DIE_SCORE)
-    return bool(_on_mask(blob.mask, found.centres - (blob.x0 - x0, blob.y0 - y0)).any())
+    return len(_detections_in(blob, expected, lab, UNMARKED_DIE_SCORE).centres) > 0
 
 
 def _circle_fill(mask: np.ndarray) -> float:
