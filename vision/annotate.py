@@ -2,12 +2,15 @@
 
 Each die gets its box and the face it was counted as; a flagged die is boxed in a warning colour
 with the reason (edge, stacked, cut, unreadable), a die outside the tray in grey. A banner on top
-gives the photo's status and counts, so the picture alone tells what was decided."""
+gives the photo's status and counts, so the picture alone tells what was decided. An
+underexposed photo is drawn on as the reader saw it, lifted (`vision.exposure`), so that the
+table can see the dice it is shown."""
 from __future__ import annotations
 
 import cv2
 import numpy as np
 
+from vision.exposure import lifted
 from vision.types import OUTSIDE, Reading
 
 COUNTED = (60, 200, 40)      # BGR: green
@@ -18,10 +21,11 @@ SHADOW = (0, 0, 0)
 
 
 def draw_reading(image_bgr: np.ndarray, reading: Reading) -> np.ndarray:
-    """A copy of `image_bgr` with every die of `reading` boxed and labelled, and a status banner."""
+    """A copy of `image_bgr` (lifted when underexposed) with every die of `reading` boxed and
+    labelled, and a status banner."""
     if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
         raise ValueError("draw_reading needs a BGR colour image")
-    out = image_bgr.copy()
+    out = lifted(image_bgr).copy()
     scale = max(out.shape[:2]) / 1000
     thickness = max(1, round(2 * scale))
     for die in reading.dice:

@@ -120,8 +120,10 @@ class Calibration:
 
 def learn_tray(cal: Calibration, empty_tray_bgr: np.ndarray) -> str:
     """Learn the tray outline and background from a photo of the empty tray; returns what was learned."""
+    from vision.exposure import lifted
     from vision.locate import find_tray, find_dice
 
+    empty_tray_bgr = lifted(empty_tray_bgr)   # as the reader will see the table's photos
     height, width = empty_tray_bgr.shape[:2]
     if cal.image_size is not None and tuple(cal.image_size) != (width, height):
         raise CalibrationError(f"the tray photo is {width}×{height} but the other photos are "
@@ -149,9 +151,11 @@ def learn_tray(cal: Calibration, empty_tray_bgr: np.ndarray) -> str:
 def learn_dice(cal: Calibration, photo_bgr: np.ndarray, face: int | None = None) -> tuple[str, list[np.ndarray]]:
     """Learn the die size (and, with `face`, cut out each die's face for teaching) from a photo of
     dice lying flat. Returns (what was learned, face crops)."""
+    from vision.exposure import lifted
     from vision.faces import cut_face
     from vision.locate import find_dice
 
+    photo_bgr = lifted(photo_bgr)   # as the reader will see the table's photos
     height, width = photo_bgr.shape[:2]
     if cal.image_size is not None and tuple(cal.image_size) != (width, height):
         raise CalibrationError(f"the photo is {width}×{height} but the tray photo is "

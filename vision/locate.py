@@ -74,6 +74,7 @@ import cv2
 import numpy as np
 
 from vision.detect import EDGE_SCORE, PEAK_SCORE, STACKED_SCORE, Detections, detect_dice, die_centres
+from vision.exposure import NOISY, sensor_noise
 from vision.lean import FLAT, LEANING, ON_ANOTHER, lean_chances
 from vision.types import CUT, EDGE, OUTSIDE, STACKED, UNREADABLE, Candidate, ImageError
 
@@ -88,8 +89,7 @@ OUTLINED_FLOOR_SOLIDITY = 0.85  # least share of its hull a floor found by its e
 OUTLINED_FLOOR_GROWTH = 0.03  # ...whose hull is grown this far (short sides) to take in the dice in its corners
 LONG_OUTLINE = 0.2            # ...by edges running this far at least (short sides) first: a rim's, not a wood grain's
 MAX_HOLE_FRACTION = 0.15      # holes filled up to this side (fraction of the short side)
-NOISY = 1.2                   # sensor noise (grey levels' deviation) above which a photo is smoothed (clean: under 1)
-DENOISE_COLOUR = 7.0          # ...keeping edges of more contrast than this many noise deviations
+DENOISE_COLOUR = 7.0          # a grainy photo (noise over `NOISY`) is smoothed keeping edges of more contrast than this many noise deviations
 GRAINY_LARGER = 1.5           # ...whose second count also looks for dice this much bigger than the usual
 
 # one blob: one die, a die showing a long side, or touching dice (area in usual die areas)
@@ -1023,19 +1023,6 @@ class _WorkingCopy:
         return cv2.cvtColor(self.small, cv2.COLOR_BGR2HSV)
 
 
-_NOISE_KERNEL = np.float32([[1, -2, 1], [-2, 4, -2], [1, -2, 1]])   # zero on any plane of light
-
-
-def _noise(image: np.ndarray) -> float:
-    """The sensor noise's standard deviation (grey levels) in a BGR photo: the median response
-    of a kernel blind to smooth light (Immerkaer's, made robust to edges by the median); its
-    response to noise of deviation s has deviation 6 s, whose median absolute value is 4.05 s."""
-    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    response = cv2.filter2D(grey, cv2.CV_16S, _NOISE_KERNEL)[1:-1:2, 1:-1:2]   # every 4th: plenty
-    counts = np.bincount(np.abs(response).ravel())   # whole numbers: a median by counting is quick
-    return float(np.searchsorted(np.cumsum(counts), (response.size + 1) / 2)) / 4.047
-
-
 def _denoised(image: np.ndarray, lab: np.ndarray) -> np.ndarray:
     """`lab` (the Lab of BGR `image`) with strong sensor noise smoothed by an edge-keeping
     (bilateral) filter, or `lab` itself when the photo is clean. High-ISO grain (a dim bar, a
@@ -1043,7 +1030,7 @@ def _denoised(image: np.ndarray, lab: np.ndarray) -> np.ndarray:
     buries a pale die's outline on a pale board (byler-d6 train photos with noise of deviation
     3 per colour channel added: 88 % of dice read right, 41 % of photos `check`; smoothed, 96 %
     and 20 %, as clean)."""
-    noise = _noise(image)
+    noise = sensor_noise(image)
     if noise <= NOISY:
         return lab
     return cv2.cvtColor(cv2.bilateralFilter(image, 5, DENOISE_COLOUR * noise, 2.0), cv2.COLOR_BGR2LAB)

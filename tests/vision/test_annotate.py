@@ -43,3 +43,16 @@ def test_banner_shows_the_status_colour():
 def test_rejects_a_non_image():
     with pytest.raises(ValueError):
         draw_reading(np.zeros((10, 10)), Reading("above", ()))
+
+
+def test_an_underexposed_photo_is_shown_as_the_reader_saw_it_lifted():
+    # dim and grainy: a camera at its exposure limit; the players must see their dice in it
+    rng = np.random.default_rng(0)
+    dim = np.clip(rng.normal(60, 6, (600, 800, 3)), 0, 255).astype(np.uint8)
+    dim[200:260, 170:230] = 100                                             # a die, brighter than the board
+    out = draw_reading(dim, Reading("above", (_die(4, 200, 230),)))
+    assert np.median(out[400:, 400:]) > 1.5 * np.median(dim[400:, 400:])  # the board brought up
+    assert _has_colour(out, (165, 210, 175, 250), COUNTED)
+    # a photo taken in good light is drawn on as it is
+    photo = np.full((600, 800, 3), 160, np.uint8)
+    assert np.median(draw_reading(photo, Reading("above", ()))[400:, 400:]) == 160
