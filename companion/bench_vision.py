@@ -31,10 +31,11 @@ Sets (each printed as one row of a Markdown table):
   <name> test split spoiled: ...   (set `spoiled`)
                       the same photos as other cameras and rooms spoil them: blurred (out of
                       focus, 1.6 px), JPEG quality 50, dark and grainy (a dim room at a fixed
-                      exposure), under warm light (a tungsten bulb, white balance left as is)
-                      and under cool light (a cold LED strip); last, dark and grainy once the
-                      photo is turned 30° and taken 1.2 times nearer (a dim room, another
-                      framing: black dice lose their pips)
+                      exposure, the shadows darkest), underexposed (a camera at its exposure
+                      limit: 0.45 times the light in proportion, grainy), under warm light (a
+                      tungsten bulb, white balance left as is) and under cool light (a cold LED
+                      strip); last, dark and grainy once the photo is turned 30° and taken
+                      1.2 times nearer (a dim room, another framing: black dice lose their pips)
   <name> test split turned 25°, ...   (set `reframed`)
                       the same photos as other cameras frame them and other dice colour them:
                       turned 25° and 90°, at 0.75 size, from a tilted camera, red and blue

@@ -327,6 +327,12 @@ def _dark_and_grainy(image: np.ndarray, seed: int) -> np.ndarray:
     return with_grain(darker, 6.0, seed)
 
 
+def _underexposed(image: np.ndarray, seed: int) -> np.ndarray:
+    """A camera at its exposure limit in a dim room: 0.45 times the light, every tone in
+    proportion, with the grain of a sensor pushed that far."""
+    return with_grain((image * 0.45).astype(np.uint8), 6.0, seed)
+
+
 def turned(image: np.ndarray, degrees: float) -> tuple[np.ndarray, np.ndarray]:
     """A (real) photo as a camera turned by `degrees` on its mount frames it: the frame grown to
     hold the whole photo, its new corners filled with the board's colour (the median of the
@@ -381,6 +387,7 @@ SPOILS = {
     "blurred": lambda image, seed: cv2.GaussianBlur(image, (0, 0), 1.6),   # out of focus
     "JPEG 50": lambda image, seed: _jpeg(image, 50),                       # sent on by a messenger
     "dark and grainy": _dark_and_grainy,
+    "underexposed": _underexposed,
     "warm light": lambda image, seed: _lit(image, (0.8, 0.95, 1.05)),    # a tungsten bulb
     "cool light": lambda image, seed: _lit(image, (1.15, 1.0, 0.8)),     # a cold LED strip over a bar table
 }

@@ -26,9 +26,9 @@ def in_box(box, dice):
 
 
 def underexposed(image: np.ndarray) -> np.ndarray:
-    """The photo a camera at its exposure limit takes: 0.45 times the light, and grain of
-    deviation 6 in each colour channel (3.9 grey levels)."""
-    return synth.with_grain((image * 0.45).astype(np.uint8), 6.0, seed=0)
+    """The photo a camera at its exposure limit takes (`vision.synth.SPOILS`): 0.45 times the
+    light, and grain of deviation 6 in each colour channel (3.9 grey levels)."""
+    return synth.SPOILS["underexposed"](image, 0)
 
 
 def grey_level(image: np.ndarray, percent: float) -> float:
