@@ -13,7 +13,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-DIM_LEVEL = 170.0      # grey level the brightest 1 % of a well-exposed photo reaches (byler-d6 as taken: 189-213; dark and grainy: 91-109)
+DIM_LEVEL = 170.0      # a photo whose brightest 1 % lies under this grey level is dim (byler-d6 as taken: 189-213; dark and grainy: 91-109)
 NOISY = 1.2            # sensor noise (grey levels' deviation) above which a photo is grainy (clean: under 1)
 LIFTED_LEVEL = 200.0   # grey level the brightest 1 % is brought to
 MOST_GAIN = 4.0        # ...by a gain of at most this
