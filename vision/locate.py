@@ -321,7 +321,8 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
         cuts.append(None)
         seen.append(None)
     around = [_dice_around(cand, blob, view, expected) for cand, blob in zip(candidates, seen)]
-    candidates, cuts, around = _redrawn_on_detected(candidates, cuts, around, view, expected)
+    candidates, cuts, around = _redrawn_on_detected(candidates, cuts, around, [b is not None for b in seen],
+                                                     view, expected)
     candidates = _flag_one_die_twice(candidates, around, view.scale)
     # a lone pip off its die's centre is no ace's where it was not redrawn as that die
     candidates = [replace(c, flags=(UNREADABLE,)) if any(c is p for p in off_pips) else c for c in candidates]
@@ -374,7 +375,8 @@ def _dice_around(cand: Candidate, blob: _Blob | None, view: _WorkingCopy, expect
 
 
 def _redrawn_on_detected(candidates: list[Candidate], cuts: list, around: list[Detections | None],
-                         view: _WorkingCopy, expected: float) -> tuple[list[Candidate], list, list]:
+                         measured: list[bool], view: _WorkingCopy, expected: float
+                         ) -> tuple[list[Candidate], list, list]:
     """Candidates cut off their die's centre, redrawn as the die the detector sees there.
 
     A pale die on a pale board (white on the byler-d6 tray's grey) differs from it by a few
@@ -388,8 +390,12 @@ def _redrawn_on_detected(candidates: list[Candidate], cuts: list, around: list[D
     lie off its centre (OFF_CENTRE), or are two or more, or the largest is under PIECE_SIZE of
     its side, none is bigger than the die (a die's side alone passes for a small die) and no
     other candidate lies within PIECE_REACH of it, they become one candidate: the detector's
-    square, turned as the edges there run. `around[i]`: what the detector sees around
-    candidate i (`_dice_around`); returned aligned with the candidates, as `cuts` is (`_Cut`)."""
+    square, turned as the edges there run. A die found by its pips (`measured[i]` False) has
+    the usual die's square for an outline, not a size of its own, so its size does not count:
+    a black die's two light pips on black felt, one of them in the shadow of a die beside it,
+    were found as one lone pip with a square bigger than the die seen there, and read as an
+    ace. `around[i]`: what the detector sees around candidate i (`_dice_around`); returned
+    aligned with the candidates, as `cuts` is (`_Cut`)."""
     lab, scale = view.lab, view.scale
     centres = _in_working([c.center for c in candidates], scale).reshape(-1, 2)
     targets = []
@@ -411,7 +417,7 @@ def _redrawn_on_detected(candidates: list[Candidate], cuts: list, around: list[D
             targets.append(die)
         die[1] = max(die[1], side)
         die[2].append(i)
-    targets = [t for t in targets if _redrawn(candidates, centres, scale, *t[:3])]
+    targets = [t for t in targets if _redrawn(candidates, measured, centres, scale, *t[:3])]
     if not targets:
         return candidates, cuts, around
     replaced = {i for t in targets for i in t[2]}
@@ -459,8 +465,8 @@ def _seen_before(dice: list, centre: np.ndarray, side: float) -> list | None:
     return next((d for d in dice if np.hypot(*(d[0] - centre)) < OFF_CENTRE * max(side, d[1])), None)
 
 
-def _redrawn(candidates: list[Candidate], centres: np.ndarray, scale: float, centre: np.ndarray, side: float,
-             pieces: list[int]) -> bool:
+def _redrawn(candidates: list[Candidate], measured: list[bool], centres: np.ndarray, scale: float,
+             centre: np.ndarray, side: float, pieces: list[int]) -> bool:
     """Whether the pieces (indices) of the die seen at `centre` are redrawn as it (see
     `_redrawn_on_detected`)."""
     gaps = np.hypot(*(centres - centre).T)
@@ -468,7 +474,8 @@ def _redrawn(candidates: list[Candidate], centres: np.ndarray, scale: float, cen
     others[pieces] = False
     sizes = np.array([candidates[i].size * scale for i in pieces])
     off = len(pieces) > 1 or gaps[pieces].min() >= OFF_CENTRE * side or sizes.max() < PIECE_SIZE * side
-    return off and sizes.max() <= side and not (gaps[others] < PIECE_REACH * side).any()
+    outlined = [size for size, i in zip(sizes, pieces) if measured[i]]
+    return off and max(outlined, default=0.0) <= side and not (gaps[others] < PIECE_REACH * side).any()
 
 
 def _detections_near(lab: np.ndarray, centre, expected: float, min_score: float = PEAK_SCORE
