@@ -545,7 +545,10 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     face" is a glare patch amid the face (a blue 5 at phone size, lit in its middle: a square 0.76
     of the net's, showing two of its pips, read 2 and counted). Synthetic seed 2024 (hard,
     crowded, close, plain, far) and byler-d6 (all): of 188 dice redrawn so, 3 had a top face under
-    0.8 of the square (0.62-0.76), each die as big as the square or bigger; the others 0.86 or more."""
+    0.8 of the square (0.62-0.76), each die as big as the square or bigger; the others 0.86 or more.
+    It costs a die whose top face does lie well inside it: at phone size, a translucent red 6 of
+    the byler-d6 test split shows a dark rim round its face (0.77 of the square), read right
+    there and refused on the square."""
     under = {i: _flat_die_under(view, c, expected) for i, (c, cut, clean) in enumerate(zip(candidates, cuts, unflagged))
              if _by_outline(c, cut, clean)}
     looked = [i for i, c in enumerate(candidates) if not c.flags or c.faint or i in under]
