@@ -370,6 +370,20 @@ def test_a_grey_die_on_a_coloured_one_is_flagged_when_the_net_sees_a_stack():
         assert hit and all(STACKED in c.flags for c in hit)
 
 
+def test_a_die_on_another_of_a_lighter_near_hue_is_flagged():
+    # untuned bench hard seed 63, from below: a red die resting on an orange one, the orange
+    # corner in view beside it, too near the red's hue to pass for another die's plastic; the
+    # net's die body took in both, what was left passed for shadow, and the pair was counted as
+    # one red 6, the photo `ok`. The orange plastic is vivid and lighter than the red top face:
+    # no side of the red die, nor its shadow, is
+    image, truth = synth.render_tray(630017, 4, view="below", hard=True)
+    stack = [d for d in truth if "stacked" in d["flags"]]
+    assert len(stack) == 2
+    reading = read_tray(image, "below")
+    assert all(d.flags for die in stack for d in matches(die, reading.dice))
+    assert reading.status == "check"
+
+
 def test_a_marbled_die_whose_swirls_average_to_grey_is_not_taken_for_a_grey_die():
     # untuned hard seed 11, phone-sized: a purple and green marbled 2, its swirl's green at its
     # edge and the net 0.6 sure of a stack; its top face's median colour is grey, but its
