@@ -126,6 +126,17 @@ def test_a_die_on_its_edge_showing_a_square_face_and_a_marked_one_beside_it_is_f
     assert read_tray(image, "below").status == "check"
 
 
+def test_a_die_leaning_close_up_whose_upper_face_passes_for_a_square_top_is_flagged():
+    # untuned close seed 61 (610063), a phone held close: a purple die leaning with its 6 up
+    # and a 2 beside it, away from the photo's centre. Its blob, 1.5 dice, showed a square top
+    # face (the 6), so it passed for a flat die; the net sees no flat die alone there (on-edge
+    # and stacked 1.05 together). It was read 6 and the photo went `ok` one die over
+    image, truth = synth.render_tray(610063, 8, view="above", hard=True, size=synth.PHONE, die_px=(200.0, 300.0))
+    (leaning,) = [d for d in truth if "edge" in d["flags"]]
+    hit = matches(leaning, find_dice(image))
+    assert hit and all(c.flags for c in hit)
+
+
 def test_dice_outside_the_tray_are_reported_outside_and_the_rest_are_not():
     image, truth = synth.render_tray(2, 8, outside=1)
     found = find_dice(image)
