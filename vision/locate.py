@@ -1600,8 +1600,14 @@ def _marks_only_on_top(blob: _Blob, lab: np.ndarray, expected: float) -> bool:
     top = _square_top(blob, lab)
     if top is None:
         return False
-    beside = blob.mask & ~cv2.dilate(top.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    beside = _beside_top(blob.mask, top)
     return _markless(beside, blob, lab[..., 0], expected)
+
+
+def _beside_top(mask: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """A blob's pixels (`mask`) clear of its top face (`top`, grown a pixel all round): its
+    sides, its shadow, or a die under it."""
+    return mask.astype(bool) & ~cv2.dilate(top.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
 
 
 def _seen_at_a_slant(blob: _Blob, lab: np.ndarray) -> bool:
@@ -1714,7 +1720,7 @@ def _patch_underneath(blob: _Blob, lab: np.ndarray, expected: float, least: floa
     mask[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w] = blob.mask
     top_mask = np.zeros_like(mask)
     top_mask[blob.y0 - y0:blob.y0 - y0 + h, blob.x0 - x0:blob.x0 - x0 + w] = top
-    rest = (mask > 0) & ~cv2.dilate(top_mask, np.ones((3, 3), np.uint8)).astype(bool)
+    rest = _beside_top(mask > 0, top_mask)
     if int(rest.sum()) <= least:
         return 0   # too little beside the top face for another die, whatever its colour (most dice)
     crop = cv2.medianBlur(np.ascontiguousarray(window), 3).astype(np.float32)
@@ -2195,7 +2201,7 @@ def _lit_plastic_beside(die: _Blob, lab: np.ndarray, expected: float) -> bool:
     top = _top_region(die, lab)
     if top is None:
         return False
-    beside = die.mask & ~cv2.dilate(top, np.ones((3, 3), np.uint8)).astype(bool)
+    beside = _beside_top(die.mask, top)
     if beside.sum() < UNDER_AREA * expected * expected:
         return False
     h, w = die.mask.shape
