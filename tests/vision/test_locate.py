@@ -391,7 +391,8 @@ def test_a_die_on_another_of_a_lighter_near_hue_is_flagged():
     stack = [d for d in truth if "stacked" in d["flags"]]
     assert len(stack) == 2
     reading = read_tray(image, "below")
-    assert all(d.flags for die in stack for d in matches(die, reading.dice))
+    seen = [d for die in stack for d in matches(die, reading.dice)]
+    assert seen and all(d.flags for d in seen)
     assert reading.status == "check"
 
 
