@@ -1245,7 +1245,7 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
         if (fill > 0.72 and aspect < 1.3 and blob.area >= min_side * min_side
                 and not _glow(blob, lab[..., 0], SIZE_GLOW_SHARE)):
             lone.append(blob)
-    lone = _without_pips(lone)
+    lone = _without_pips(lone, lab)
     # (the blobs with marks are measured only when some lone blob shows none, as few photos have)
     marked = cache(lambda: [blob.area for blob in blobs
                             if blob.area >= min_side * min_side and not _plain(blob, lab[..., 0])])
@@ -1339,17 +1339,23 @@ def _lamp_light(blob: _Blob, marked_areas: Callable[[], list[float]], lab: np.nd
             and not len(_detections_in(blob, side, lab).centres))
 
 
-def _without_pips(lone: list[_Blob]) -> list[_Blob]:
+def _without_pips(lone: list[_Blob], lab: np.ndarray) -> list[_Blob]:
     """The lone dice less the pips of a die the foreground lost: from below, a dark die on a
     dark tray shows only its light pips, each a small square-ish blob. They are far smaller
     than at least two other lone dice (LONE_PIP_SHARE: dice of one set are one size, a pip a
-    fifth of it; one big square may be a patch of lamp light around small dice) and lie
-    together, up to six, within one such die; taken for dice they set the usual size to a
-    pip's and every die is cut into its pips."""
+    fifth of it; one big square may be a patch of lamp light around small dice), or than the
+    one biggest where the detector, told dice are that big, sees one die in it (close seed
+    62's 620077 and 620037: the others touch in clusters), and lie together, up to six, within
+    one such die; taken for dice they set the usual size to a pip's and every die is cut into
+    its pips."""
     sides = [float(np.sqrt(blob.area)) for blob in lone]
     if len(sides) < 3:
         return lone
-    usual = sorted(sides)[-2]
+    order = np.argsort(sides)
+    usual = sides[order[-2]]
+    if (sides[order[-2]] <= LONE_PIP_SHARE * sides[order[-1]]
+            and len(_detections_in(lone[order[-1]], sides[order[-1]], lab).centres) == 1):
+        usual = sides[order[-1]]
     small = [i for i, side in enumerate(sides) if side <= LONE_PIP_SHARE * usual]
     centres = {i: np.array([lone[i].x0, lone[i].y0]) + np.argwhere(lone[i].mask).mean(0)[::-1] for i in small}
     group = {i: i for i in small}
