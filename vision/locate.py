@@ -1235,7 +1235,10 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
     there, or sees things too small to cover the blob as dice would (CLUSTER_COVER: pips; a
     tray's dice all in one cluster, it sees them all and they cover it): a guess that small
     cut close dice into their pips (untuned close seed 31's 310009: two clusters of three
-    dice, cut into 27 pieces)."""
+    dice, cut into 27 pieces). Where the smallest blob's dice are within twice the guess and
+    it holds touching dice, the dice are as big as the detector sizes them there, if bigger
+    than the guess (untuned crowded seed 64's 640026: the guess was 0.7 of the dice, and a
+    black 4 found by one pip was boxed that small and read as an ace)."""
     if calibration is not None and getattr(calibration, "die_size", None):
         return float(calibration.die_size) * scale
     lone = []
@@ -1265,6 +1268,9 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
         smallest = min(blobs, key=lambda blob: blob.area)
         side = _die_side_in(smallest, lab)
         if side <= 2 * guess:
+            if side < np.sqrt(smallest.area):   # touching dice
+                found = _detections_in(smallest, 0.5 * float(np.sqrt(smallest.area)), lab)
+                return max(guess, float(_median(found.sides)) / TOP_PER_USUAL)
             return guess
         found = _detections_in(smallest, guess, lab)
         covered = len(found.centres) * float(_median(found.sides)) ** 2 if len(found.centres) else 0.0

@@ -824,6 +824,22 @@ def test_a_lone_pip_beside_a_lone_die_and_clusters_does_not_set_the_die_size():
     assert sum(not d.flags for d in reading.dice) >= 7
 
 
+def test_dice_all_touching_are_sized_as_the_detector_sees_them_not_by_the_fallback_guess():
+    # untuned crowded seed 64, from below: every die touches another and none lies alone, so
+    # the usual size fell back to its guess, 0.7 of the dice. A black 4 on the dark board was
+    # found by one free pip, boxed as a die that small, and read as a lone pip: "1" seen, face
+    # 6, counted. The smallest cluster's dice, as the detector sizes them, now set the size
+    image, truth = synth.render_tray(640026, 9, clusters=0.9, view="below")
+    reading = read_tray(image, "below")
+    assert len(reading.dice) == len(truth)
+    for die in truth:
+        (hit,) = matches(die, reading.dice)
+        assert hit.flags or hit.face == die["face"]
+    (black,) = [die for die in truth if die["colour"] == "black"]
+    (hit,) = matches(black, reading.dice)
+    assert hit.face == black["face"]
+
+
 def test_a_square_patch_of_lamp_light_does_not_set_the_die_size():
     # the crowded set (untuned seed): a low lamp's glare on a glossy board is the one square
     # blob, the dice all touching or stretched by long shadows; the glare, three dice wide, set
