@@ -871,11 +871,15 @@ def test_a_black_die_whose_outline_is_lost_in_the_dark_is_flagged_by_its_light_p
 def test_a_black_die_showing_one_lit_pip_beside_a_cluster_is_flagged_not_dropped():
     # from below, a black die touching a cluster shows its ace: one lit pip on an even dark
     # face, its outline lost in the dark room; the photo read `ok` one die short (crowded tray,
-    # seed 272), now the die is flagged
+    # seed 272). The die was flagged; since the dice are sized as the detector sees them in
+    # the smallest cluster (no die lies alone), it is read: its ace seen, a 6 on top
     image, truth = synth.render_tray(272, 9, clusters=0.9, hard=False, view="below")
     (black,) = [die for die in truth if np.hypot(die["center"][0] - 409, die["center"][1] - 904) < 5]
-    (found,) = matches(black, find_dice(image))
-    assert found.flags
+    reading = read_tray(image, "below")
+    (found,) = matches(black, reading.dice)
+    assert found.flags or (found.seen, found.face) == (1, 6)
+    if reading.status == "ok":
+        assert reading.counts == faces_counted(truth)
 
 
 def test_a_white_die_at_phone_size_is_not_cut_into_pip_found_halves(byler_truth):
