@@ -165,6 +165,7 @@ FLAT_CHANCE = 0.05           # least chance of lying flat (`vision.lean`) of a d
 SEEN_STACKED_FLAT_CHANCE = 0.2  # ...or, where the detector sees it on another (UNDER_STACKED_SCORE), this...
 TOP_PER_USUAL = 0.87         # ...its scale: the faces found's median against the usual die's side (synthetic
                              # plain trays: 0.81-0.95, median 0.87; byler-d6: about 1.0)
+LEAN_SIZE = 1.2              # ...and a die this many times the photo's median die or bigger, likelier leaning than flat, is `edge`
 SURE_FLAT_CHANCE = 0.99      # ...and least chance of a die its outline alone flagged (`_by_outline`), to count it...
 FLAT_SEEN_REACH = 0.75       # ...where the detector sees a die's centre this near (its sides)...
 NEIGHBOUR_REACH = 1.5        # ...and every other die it sees this near that die has a candidate of its own...
@@ -518,8 +519,10 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     on-edge score gives half of them under 0.5; a die resting on another hides all but a rim of
     it. Where a second cue agrees, less doubt is enough: a die under SEEN_STACKED_FLAT_CHANCE
     that the detector sees on another is flagged `stacked`, and a lone die whose long outline
-    only its geometry called flat (`_Cut.long`) is flagged `edge` when the close look finds it
-    likelier leaning than flat. The dice are looked at on the scale of the faces found on this
+    only its geometry called flat (`_Cut.long`), or one LEAN_SIZE times the photo's median die
+    or bigger (a leaning die shows its top face and a side: untuned crowded seeds 61 and 62,
+    610065 and 620093, 1.27 and 1.3 times, counted with 0.05 and 0.12 of lying flat), is
+    flagged `edge` when the close look finds it likelier leaning than flat. The dice are looked at on the scale of the faces found on this
     photo (their median, by TOP_PER_USUAL), not the usual die's: a calibration's die may be
     another set's.
 
@@ -557,7 +560,8 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     looked = [i for i, c in enumerate(candidates) if not c.flags or c.faint or i in under]
     if not looked:
         return candidates
-    side = float(np.median([c.size for c in candidates if OUTSIDE not in c.flags])) / TOP_PER_USUAL
+    usual = float(np.median([c.size for c in candidates if OUTSIDE not in c.flags]))
+    side = usual / TOP_PER_USUAL
     # a doubted die is also looked at where the detector sees it: its outline's centre may lie
     # off the top face, towards the sides or the shadow that lengthened it
     seen_at = {i: _in_photo(seen[0][seen[2]], view.scale) for i, seen in under.items() if seen is not None}
@@ -575,7 +579,8 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
         elif chance[FLAT] < FLAT_CHANCE:
             flag = EDGE if chance[LEANING] >= chance[ON_ANOTHER] else STACKED
             flagged[i] = replace(candidates[i], flags=(flag,), faint=False)
-        elif cuts[i] is not None and cuts[i].long and chance[LEANING] > chance[FLAT]:
+        elif (chance[LEANING] > chance[FLAT]
+              and (cuts[i] is not None and cuts[i].long or candidates[i].size >= LEAN_SIZE * usual)):
             flagged[i] = replace(candidates[i], flags=(EDGE,), faint=False)
         elif (chance[FLAT] < SEEN_STACKED_FLAT_CHANCE and chance[ON_ANOTHER] > chance[LEANING]
               and _detector_sees_on_another(view, candidates[i], expected)):
