@@ -165,7 +165,7 @@ FLAT_CHANCE = 0.05           # least chance of lying flat (`vision.lean`) of a d
 SEEN_STACKED_FLAT_CHANCE = 0.2  # ...or, where the detector sees it on another (UNDER_STACKED_SCORE), this...
 TOP_PER_USUAL = 0.87         # ...its scale: the faces found's median against the usual die's side (synthetic
                              # plain trays: 0.81-0.95, median 0.87; byler-d6: about 1.0)
-LEAN_SIZE = 1.2              # ...and a die this many times the photo's median die or bigger, likelier leaning than flat, is `edge`
+LEAN_SIZE = 1.2              # ...and a die this many times the photo's median die, likelier leaning than flat, is `edge`
 SURE_FLAT_CHANCE = 0.99      # ...and least chance of a die its outline alone flagged (`_by_outline`), to count it...
 FLAT_SEEN_REACH = 0.75       # ...where the detector sees a die's centre this near (its sides)...
 NEIGHBOUR_REACH = 1.5        # ...and every other die it sees this near that die has a candidate of its own...
@@ -521,10 +521,10 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     that the detector sees on another is flagged `stacked`, and a lone die whose long outline
     only its geometry called flat (`_Cut.long`), or one LEAN_SIZE times the photo's median die
     or bigger (a leaning die shows its top face and a side: untuned crowded seeds 61 and 62,
-    610065 and 620093, 1.27 and 1.3 times, counted with 0.05 and 0.12 of lying flat), is
-    flagged `edge` when the close look finds it likelier leaning than flat. The dice are looked at on the scale of the faces found on this
-    photo (their median, by TOP_PER_USUAL), not the usual die's: a calibration's die may be
-    another set's.
+    610065 and 620093, 1.27 and 1.34 times, counted with 0.05 and 0.12 of lying flat), is
+    flagged `edge` when the close look finds it likelier leaning than flat. The dice are looked
+    at on the scale of the faces found on this photo (their median, by TOP_PER_USUAL), not the
+    usual die's: a calibration's die may be another set's.
 
     The other way round, a die flagged by its outline alone (`_by_outline`) is counted when the
     close look gives it SURE_FLAT_CHANCE or more of lying flat and the detector sees a die there,
