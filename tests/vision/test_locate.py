@@ -813,8 +813,8 @@ def test_pips_beside_one_lone_die_seen_close_do_not_set_the_die_size(seed, n_dic
 
 def test_a_lone_pip_beside_a_lone_die_and_clusters_does_not_set_the_die_size():
     # untuned crowded seed 64, from below: a black ace on the black board shows only its gold
-    # pip, the one lone blob but one lone die; the other dice touch in clusters. The pip set
-    # the size to its own: every pip was a candidate (42 that matched no die), no die read
+    # pip, the one lone blob beside a single lone die; the other dice touch in clusters. The
+    # pip set the size to its own: every pip was a candidate (42 that matched no die), no die read
     image, truth = synth.render_tray(640041, 9, clusters=0.9, hard=True, view="below")
     reading = read_tray(image, "below")
     assert len(reading.dice) == len(truth)
