@@ -234,7 +234,8 @@ _BLANK = "blank"               # a piece of a cluster without marks: not reporte
 _APART = "apart"               # a part of a cluster the net sees as one flat die, apart from the others
 _ROUGH = "rough"               # a part flagged stacked only because its cut does not look like one die
 _LONG = "long"                 # a lone die whose long outline only its geometry calls a flat die's
-_CUT_NOTES = (_APART, _ROUGH, _LONG)   # what `_split` tells of a cut for the checks after: never reported
+_UNDER = "under"               # a lone die flagged stacked only for a patch of another colour beside it
+_CUT_NOTES = (_APART, _ROUGH, _LONG, _UNDER)   # what `_split` tells of a cut for the checks after: never reported
 _FAINT = "faint"               # one die found by a weak cue alone: `Candidate.faint`
 _OFF_PIP = "off pip"           # one pip found alone, off the centre of the die the detector sees there
 
@@ -245,12 +246,15 @@ class _Cut:
     sees as one flat die apart from the others (`_net_sees_apart`) gives its cluster's index and
     the side the net sees (photo pixels: `_flag_crowded`); a part flagged stacked only because
     its cut does not look like one die gives its area (photo pixels: `_close_look`); a lone die
-    whose long outline only its geometry called flat is `long` (`_close_look`)."""
+    whose long outline only its geometry called flat is `long`, and one flagged stacked only
+    for a patch of another colour beside its top face (`_die_underneath`) is `under`
+    (`_close_look`)."""
 
     cluster: int | None = None
     net_side: float | None = None
     rough_area: float | None = None
     long: bool = False
+    under: bool = False
 
 
 @dataclass
@@ -301,6 +305,8 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
                     cuts.append(_Cut(rough_area=float(region[0].sum()) / view.scale ** 2))
                 elif _LONG in flags:
                     cuts.append(_Cut(long=True))
+                elif _UNDER in flags:
+                    cuts.append(_Cut(under=True))
                 else:
                     cuts.append(None)
                 seen.append(blob)
@@ -597,11 +603,12 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
 def _by_outline(candidate: Candidate, cut: _Cut | None, unflagged: bool) -> bool:
     """Whether a candidate's one flag rests on its outline alone, so that a close look may clear
     it: `edge` (a lone blob too long for a flat die), or `stacked` for crowding alone (`unflagged`
-    before it) or for a cluster part that does not look like one die (`_Cut.rough_area`)."""
+    before it), for a cluster part that does not look like one die (`_Cut.rough_area`), or for a
+    patch of another colour beside a lone die's top face (`_Cut.under`)."""
     if candidate.faint:
         return False
-    rough = cut is not None and cut.rough_area is not None
-    return candidate.flags == (EDGE,) or candidate.flags == (STACKED,) and (unflagged or rough)
+    noted = cut is not None and (cut.rough_area is not None or cut.under)
+    return candidate.flags == (EDGE,) or candidate.flags == (STACKED,) and (unflagged or noted)
 
 
 def _flat_die_under(view: _WorkingCopy, candidate: Candidate, expected: float
@@ -1484,7 +1491,7 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         if leaning and not _detector_sees_flat(blob, expected, lab):
             flags = (EDGE,)
         else:
-            flags = (STACKED,) if _die_underneath(blob, lab, expected) else ()
+            flags = (STACKED, _UNDER) if _die_underneath(blob, lab, expected) else ()
         yield (blob.mask, blob.x0, blob.y0), flags
         return
     if (convex and (area_ratio < TWO_DICE_AREA and aspect <= 2 * EDGE_ASPECT - 1 or area_ratio < LONE_DIE_AREA)

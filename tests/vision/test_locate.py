@@ -1462,6 +1462,35 @@ def test_dice_flagged_stacked_only_for_their_rough_cut_are_read_when_the_close_l
     assert reading.status == "ok" and reading.counts == faces_counted(truth)
 
 
+def test_lone_dice_flagged_stacked_for_a_patch_beside_them_are_read_when_the_close_look_is_sure():
+    # untuned hard seed 67: two green dice lying alone, each with a patch of another colour
+    # beside its top face (a glare edge, a shadow on a tinted board), were flagged `stacked`
+    # as if resting on another die. The close look gives each 0.998 or more of lying flat and
+    # the detector sees one die there: each is redrawn as that die and read
+    image, truth = synth.render_tray(670112, 21, view="above", hard=True)
+    reading = read_tray(image)
+    for near in ((313.8, 68.5), (746.3, 443.0)):
+        (die,) = [d for d in truth if np.hypot(d["center"][0] - near[0], d["center"][1] - near[1]) < 5]
+        (found,) = matches(die, reading.dice)
+        assert not found.flags and found.face == die["face"]
+
+
+@pytest.mark.parametrize("seed, n_dice, view, size", [(670005, 10, "below", (1640, 1232)),
+                                                       (670015, 27, "above", (4032, 3024))])
+def test_a_pair_stacked_almost_squarely_stays_flagged_whatever_the_close_look(seed, n_dice, view, size):
+    # untuned hard seed 67: one die resting on another, their outline about one die's, the
+    # lower die's edge a patch of another colour beside the top face. The close look sees the
+    # pair as stacked (under 0.001 of lying flat): flagged, never redrawn as one flat die
+    image, truth = synth.render_tray(seed, n_dice, view=view, hard=True, size=size)
+    reading = read_tray(image, view)
+    pair = [d for d in truth if STACKED in d["flags"]]
+    assert len(pair) == 2
+    for die in pair:
+        found = matches(die, reading.dice)
+        assert found and all(f.flags for f in found)
+    assert reading.status == "check"
+
+
 def test_a_die_crowded_by_a_part_about_to_be_redrawn_is_judged_by_that_part_redrawn():
     # bench crowded tray: a 6 touching a neighbour whose rough part lay off its own centre,
     # toward the 6: the 6 was flagged `stacked` for crowding alone. Both lie flat by the close
