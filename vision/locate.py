@@ -532,8 +532,9 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     at on the scale of the faces found on this photo (their median, by TOP_PER_USUAL), not the
     usual die's: a calibration's die may be another set's.
 
-    The other way round, a die flagged by its outline alone (`_by_outline`) is counted when the
-    close look gives it SURE_FLAT_CHANCE or more of lying flat and the detector sees a die there,
+    The other way round, a die flagged by its outline alone (`_by_outline`; or, lying alone, for
+    a patch of another colour beside its top face) is counted when the close look gives it
+    SURE_FLAT_CHANCE or more of lying flat and the detector sees a die there,
     redrawn as that die (`_flat_die_under`, `_counted_alone`): a dark die's shadow on a pale board,
     or sides seen at a slant, lengthen a flat die's outline; k-means cuts touching dice roughly, and
     a face found at a slant takes in its sides. Such a die is looked at twice, at its outline's
@@ -601,10 +602,11 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
 
 
 def _by_outline(candidate: Candidate, cut: _Cut | None, unflagged: bool) -> bool:
-    """Whether a candidate's one flag rests on its outline alone, so that a close look may clear
-    it: `edge` (a lone blob too long for a flat die), or `stacked` for crowding alone (`unflagged`
-    before it), for a cluster part that does not look like one die (`_Cut.rough_area`), or for a
-    patch of another colour beside a lone die's top face (`_Cut.under`)."""
+    """Whether a candidate's one flag rests on its outline (or colours) alone, so that a close
+    look may clear it: `edge` (a lone blob too long for a flat die), or `stacked` for crowding
+    alone (`unflagged` before it), for a cluster part that does not look like one die
+    (`_Cut.rough_area`), or for a patch of another colour beside a lone die's top face
+    (`_Cut.under`)."""
     if candidate.faint:
         return False
     noted = cut is not None and (cut.rough_area is not None or cut.under)
