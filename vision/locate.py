@@ -693,18 +693,28 @@ def _survey(image: np.ndarray, calibration=None):
     big photo (a phone held high over the table) are looked at again on a finer working copy,
     where they are about as big as the usual working copy shows dice on a tray."""
     view = _WorkingCopy(image)
-    tray_mask, on_tray, expected = _floor_and_dice(view, calibration)
-    if expected < SMALL_DIE_SIDE and view.scale < 1.0:
-        view = _WorkingCopy(image, min(WORK_LONG_SIDE * FINER_DIE_SIDE / expected, FINEST_LONG_SIDE))
-        tray_mask, on_tray, expected = _floor_and_dice(view, calibration)
-    return view, tray_mask, on_tray, expected
-
-
-def _floor_and_dice(view: _WorkingCopy, calibration) -> tuple[np.ndarray | None, np.ndarray, float]:
-    """`_survey` on one working copy: the tray's floor, the foreground on it, the usual die's side."""
     tray = _tray_polygon(calibration, view.scale)
     if tray is None:
         tray, view.floor_by_edges = _floor_hull(view.foreground, view.lab)
+    tray_mask, on_tray, expected = _floor_and_dice(view, tray, calibration)
+    if expected < SMALL_DIE_SIDE and view.scale < 1.0:
+        coarse = view
+        view = _WorkingCopy(image, min(WORK_LONG_SIDE * FINER_DIE_SIDE / expected, FINEST_LONG_SIDE))
+        # the tray is as big on either copy: the coarse copy's floor, carried over, spares the
+        # finer one the openings with kernels a twentieth of its side (most of the time a phone
+        # photo of small dice took)
+        view.floor_by_edges = coarse.floor_by_edges
+        finer = _tray_polygon(calibration, view.scale)
+        if finer is None and tray is not None:
+            finer = _in_working(_in_photo(tray.reshape(-1, 2), coarse.scale), view.scale)
+        tray_mask, on_tray, expected = _floor_and_dice(view, finer, calibration)
+    return view, tray_mask, on_tray, expected
+
+
+def _floor_and_dice(view: _WorkingCopy, tray: np.ndarray | None,
+                    calibration) -> tuple[np.ndarray | None, np.ndarray, float]:
+    """`_survey` on one working copy, given its tray's floor (a polygon, working pixels; None:
+    none found): the floor as a mask, the foreground on it, the usual die's side."""
     on_tray = view.foreground.copy()
     tray_mask = None
     if tray is not None:
