@@ -1272,6 +1272,17 @@ def test_a_shaded_piece_of_the_trays_wall_is_no_faint_die(byler_truth):
     assert not [c for c in found if np.hypot(c.center[0] - 385, c.center[1] - 140) < 25]
 
 
+def test_a_die_off_the_tray_in_a_photo_of_small_dice_is_reported_outside():
+    # the bench's far set (dice 40-80 px in a 4032x3024 photo, seen from below): a die beside
+    # the tray was counted as a 2. The finer copy now takes the tray floor the coarse copy
+    # found, rather than finding it again on itself, and the die lies beyond it
+    image, truth = synth.render_tray(20240023, 24, view="below", hard=True, size=(4032, 3024),
+                                     die_px=(40.0, 80.0))
+    (beside,) = [d for d in truth if OUTSIDE in d["flags"]]
+    (found,) = matches(beside, find_dice(image))
+    assert OUTSIDE in found.flags
+
+
 @pytest.mark.parametrize("seed,n_dice", [(7700, 8), (7703, 11)])
 def test_small_dice_in_a_big_photo_are_looked_at_on_a_finer_copy(seed, n_dice):
     # a phone held high over the table: dice 40-55 px in a 4032x3024 photo, 6-9 px in the
