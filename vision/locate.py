@@ -211,6 +211,7 @@ DETECTED_TOP_ASPECT = 1.35    # ...and longest its top face may be (it may show 
 SURE_REACH = 0.72             # a sure die's part reaches this far (its own sides) from its centre: its top face
 SURE_REST = 0.5               # widest (usual die sides) die body or marks left beside sure dice that is no die
 NOT_BODY = 0.2                # most mean die-body chance (the net's) of a markless piece that is no die
+MISSED_DIE_BODY = 0.25        # least die body (usual die areas, in one piece) of a marked piece left beside sure dice that may be a die
 ONE_DIE_BODY = 1.6            # most die body (the net's own side squared) around one detected centre: one die
 ONE_DIE_PART = 2.7            # most area (the net's own side squared) of a k-means part holding one detected die
 
@@ -2081,12 +2082,15 @@ def _cut_at_centres(blob: _Blob, centres: np.ndarray, colour: np.ndarray, expect
 def _cut_at_net_centres(blob: _Blob, colour: np.ndarray, expected: float, lab: np.ndarray
                         ) -> tuple[list[np.ndarray], list[bool], list[bool]] | None:
     """The blob cut as the net sees it, as `_split_cluster` returns it, when no two of its dice
-    lie closer than flat dice lie (by their own sides) and no die body nor marks as wide as half
-    a die lie beyond them (a die the net missed); else None. Each die is the die body nearest
-    its centre within its top face's reach (half its diagonal, by the net's side): its sides and
-    shadow beyond are cut off, as k-means' parts, sized by area alone, cannot (it cuts a die
-    seen with its sides into two, or a small die and a big one's side into one). A part is
-    flagged when the net is not sure its die lies flat on no other (on-edge or stacked
+    lie closer than flat dice lie (by their own sides) and nothing as wide as half a die lies
+    beyond them that may be a die the net missed: die body (NOT_BODY on average), or marks with
+    a patch of die body MISSED_DIE_BODY of a die or more (a strip of a tray's wall joined to the
+    dice has sharp edges and 0.05 of a die of body: byler-d6 test 112957; an orange ace the net
+    missed in such a strip, 0.92: synthetic hard 20240022); else None. Each die is the die body
+    nearest its centre within its top face's reach (half its diagonal, by the net's side): its
+    sides and shadow beyond are cut off, as k-means' parts, sized by area alone, cannot (it
+    cuts a die seen with its sides into two, or a small die and a big one's side into one). A
+    part is flagged when the net is not sure its die lies flat on no other (on-edge or stacked
     FLAT_EDGE_SCORE or more), or it is not square, shows no square top face, or lies beside a
     patch that may be a die under it."""
     found = _blob_detections(blob, expected, lab)
@@ -2112,7 +2116,9 @@ def _cut_at_net_centres(blob: _Blob, colour: np.ndarray, expected: float, lab: n
     count, pieces = cv2.connectedComponents(rest.astype(np.uint8), connectivity=8)
     for piece in (pieces == label for label in range(1, count)):
         if _thickness(piece) >= SURE_REST * expected and (
-                float(found.body[piece].mean()) >= NOT_BODY or not _markless(piece, blob, lum, expected)):
+                float(found.body[piece].mean()) >= NOT_BODY
+                or not _markless(piece, blob, lum, expected)
+                and _largest_patch(piece & body) >= MISSED_DIE_BODY * expected * expected):
             return None
     # a patch of another colour among what lies nearest a die (its sides, its shadow) may be a
     # die under it, which the net's low stacked score does not rule out
@@ -2328,6 +2334,12 @@ def _only_shadow(rest: list[np.ndarray], blob: _Blob, lab: np.ndarray, expected:
     lum = lab[..., 0]
     board = _board_colour(blob, lab, expected) if rest else None
     return all(_markless(piece, blob, lum, expected) and _like_board(piece, blob, lab, board) for piece in rest)
+
+
+def _largest_patch(mask: np.ndarray) -> int:
+    """The area of a boolean mask's biggest connected patch (0 when it is empty)."""
+    stats = _components(mask.astype(np.uint8), 8)[1]
+    return int(stats[:, 4].max()) if len(stats) else 0
 
 
 def _markless(piece: np.ndarray, blob: _Blob, lum: np.ndarray, expected: float) -> bool:
