@@ -1520,9 +1520,10 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         return
     parts, good, seen = _split_cluster(blob, expected, lab)
     if convex and len(parts) > 1 and _one_die_by_its_own_size(blob, expected, lab):
-        # cut into more dice than the detector sees, yet too small for two of its die's size: a
-        # die bigger than the usual one with its sides in view (near the photo's edge), flat or
-        # leaning, flagged by its outline as a lone die's long one is: the close look decides
+        # cut into more parts than the detector sees dice (k-means' pieces, or its die and a
+        # shadow), yet too small for two of its die's size: a die bigger than the usual one with
+        # its sides in view (near the photo's edge), flat or leaning, flagged by its outline as
+        # a lone die's long one is: the close look decides
         yield (blob.mask, blob.x0, blob.y0), (EDGE,)
         return
     apart = _net_sees_apart(blob, expected, lab) and len(parts) > 1
