@@ -175,6 +175,7 @@ ROUGH_PART_AREA = 1.4        # ...and a part cut rough from its cluster covers a
 REDRAWN_TOP_SHARE = 0.8      # ...then narrowed to its top face, unless that is under this share of the square
 ON_FLOOR_DEPTH = 0.7         # a die this deep inside a floor that may take in the rim (its own sides) lies on it
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
+SECOND_PEAK_GAP = 0.6         # a die's second peak lies nearer its first than this many sides (second count)
 SMALL_DIE_SHARE = 0.7         # smallest die (usual sides) the second count looks for before it sizes them
 PIECE_REACH = 0.75            # a candidate this near (sides) a die the detector sees is a piece of it (or of one under it)...
 OFF_CENTRE = 0.2              # ...and cut off its centre when this far from it...
@@ -746,23 +747,29 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     known = _in_working([c.center for c in candidates], view.scale).astype(np.float32).reshape(-1, 2)
     # the centre head alone first (cheap); on most photos every die it sees is a candidate's
     seen, _ = die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)
-    if not _unaccounted(seen, SMALL_DIE_SHARE * expected, known, None).any():
+    if not _unaccounted(seen, SMALL_DIE_SHARE * expected, known, None, one_each=True).any():
         return [], False
     near_floor = None
     if tray_mask is not None:
         near_floor = cv2.distanceTransform((tray_mask == 0).astype(np.uint8), cv2.DIST_L2, 5) <= UNACCOUNTED_REACH * expected
     # the whole net only where a die lies unaccounted for near the floor (rarely): each die's
     # own side, so that a small token's rim does not pass for marks
-    if not _unaccounted(seen, SMALL_DIE_SHARE * expected, known, near_floor).any():
+    if not _unaccounted(seen, SMALL_DIE_SHARE * expected, known, near_floor, one_each=True).any():
         return [], False
     found = detect_dice(view.lab, expected, min_score=UNACCOUNTED_SCORE)
-    keep = _unaccounted(found.centres, found.sides, known, near_floor)
+    keep = _unaccounted(found.centres, found.sides, known, near_floor, one_each=True)
+    # a die nearer another that the detector sees than flat dice lie may be that die's second
+    # peak (its top face and a side seen at a slant): never counted, however sure its read
+    gaps = np.hypot(*(found.centres[:, None] - found.centres[None]).transpose(2, 0, 1))
+    np.fill_diagonal(gaps, np.inf)
+    crowded = gaps.min(axis=1, initial=np.inf) < MIN_CENTRE_GAP * found.sides
     h, w = view.lab.shape[:2]
     # how deep inside the floor each pixel lies: the floor found may take in the tray's rim,
     # and a die standing on the rim is outside
     inside = None if tray_mask is None else cv2.distanceTransform(tray_mask, cv2.DIST_L2, 5)
     regions, unmarked = [], False
-    for (cx, cy), side, score in zip(found.centres[keep], found.sides[keep], found.scores[keep]):
+    for (cx, cy), side, score, near_another in zip(found.centres[keep], found.sides[keep], found.scores[keep],
+                                                   crowded[keep]):
         x, y = int(round(cx)), int(round(cy))
         half = int(np.ceil(0.5 * side))
         region, patch = _detected_square(view.lab, (cx, cy), side)
@@ -777,7 +784,7 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
                 continue
         if region[0].any():
             on_floor = inside is None or inside[min(y, h - 1), min(x, w - 1)] >= ON_FLOOR_DEPTH * side
-            regions.append((region, (UNREADABLE, _FAINT) if on_floor else (UNREADABLE,)))
+            regions.append((region, (UNREADABLE, _FAINT) if on_floor and not near_another else (UNREADABLE,)))
     return regions, unmarked
 
 
@@ -821,16 +828,35 @@ def _detected_square(lab: np.ndarray, centre, side: float) -> tuple[tuple[np.nda
 
 
 def _unaccounted(centres: np.ndarray, sides: np.ndarray | float, known: np.ndarray,
-                 near_floor: np.ndarray | None) -> np.ndarray:
+                 near_floor: np.ndarray | None, one_each: bool = False) -> np.ndarray:
     """Which detected centres (working pixels) no candidate's centre accounts for (two flat dice
     lie no closer than MIN_CENTRE_GAP of their sides, `sides`: one that near a candidate is its
     die) and lie inside the photo and near the floor (`near_floor`, None: no tray found). The
     centre head alone gives no sides: SMALL_DIE_SHARE of the usual die's stands for them there,
-    so that the whole net is run wherever it may find a die."""
+    so that the whole net is run wherever it may find a die. `one_each`: a candidate accounts
+    for one die only, the nearest (pairs matched nearest first): a die pressed against another
+    whose blob took in both, cut as one die, lies nearer that candidate than flat dice lie
+    (a red 5 against a yellow 2, crowded seed 69, 690033: 0.78 of its side; the count was `ok`),
+    unless it lies within SECOND_PEAK_GAP of its side of a die matched to one (a black die seen at
+    a slant, byler-d6 train 111548: peaks on its top face and its side, 0.41 of its side apart)."""
     keep = np.ones(len(centres), bool)
     if known.size and len(centres):
         gaps = np.hypot(centres[:, None, 0] - known[None, :, 0], centres[:, None, 1] - known[None, :, 1])
-        keep = gaps.min(axis=1) >= MIN_CENTRE_GAP * sides
+        side_of = np.broadcast_to(np.asarray(sides, np.float64), (len(centres),))
+        reach = MIN_CENTRE_GAP * side_of
+        beside = gaps.min(axis=1) < reach
+        keep = ~beside
+        if one_each and beside.any():
+            near = np.argwhere(gaps < reach[:, None])
+            matched, taken = np.zeros(len(centres), bool), set()
+            for i, j in near[np.argsort(gaps[near[:, 0], near[:, 1]], kind="stable")]:
+                if not matched[i] and j not in taken:
+                    matched[i] = True
+                    taken.add(j)
+            # a die's second peak (its top face and a side seen at a slant) lies nearer its first
+            # than two dice's centres lie: it accounts for no other die
+            apart = np.hypot(*(centres[:, None] - centres[None, matched]).transpose(2, 0, 1)).min(axis=1, initial=np.inf)
+            keep |= beside & ~matched & (apart >= SECOND_PEAK_GAP * side_of)
     if near_floor is not None:
         spots = np.int32(np.round(centres))
         h, w = near_floor.shape

@@ -1176,6 +1176,33 @@ def test_small_white_dice_out_of_focus_on_a_pale_board_are_flagged_not_left_out(
     assert reading.status == "check"
 
 
+def test_a_die_pressed_against_another_and_cut_with_it_is_flagged_not_left_out():
+    # untuned crowded seed 69, 690033: a red 5 pressed against a yellow 2 in the tray's corner;
+    # the floor's edge cut the red die's blob away, the yellow die's blob took in its edge, and
+    # the detector's centre of the red die lay 0.78 of its side from the yellow candidate, near
+    # enough to pass for that die: the photo was `ok`, one 5 short. Each candidate now accounts
+    # for one die the detector sees
+    image, truth = synth.render_tray(690033, 9, view="above", hard=True, clusters=0.9)
+    (red,) = [d for d in truth if np.allclose(d["center"], (1373.1, 927.7), atol=1.0)]
+    assert not red["flags"]
+    reading = read_tray(image)
+    hits = matches(red, reading.dice)
+    assert hits and not any(d.counted for d in hits)
+    assert reading.status == "check"
+
+
+def test_a_die_seen_at_a_slant_is_one_die_to_the_second_count(train_die):
+    # byler-d6 train 111548: a black 2 against the tray's wall, its side's pips in view; the
+    # detector sees a peak on its top face and one on its side, 0.41 of its side apart. The
+    # candidate accounts for one of them, and the other is no second die: the photo stays `ok`
+    row, black = train_die("IMG_20191208_111548.jpg", (272, 148))
+    reading = read_tray(cv2.imread(row["path"]))
+    assert reading.status == "ok"
+    (hit,) = in_box(black["bbox"], reading.dice)
+    assert hit.face == black["face"]
+    assert reading.counts == faces_counted(row["dice"])
+
+
 def test_a_die_on_the_tray_rim_found_by_the_second_count_is_not_counted_however_sure():
     # bench crowded tray seen from below: a yellow die on the rim, which the floor found takes
     # in; only the detector's second count finds it, and its face reads 0.99 sure. It lies
