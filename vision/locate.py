@@ -175,6 +175,7 @@ ROUGH_PART_AREA = 1.4        # ...and a part cut rough from its cluster covers a
 REDRAWN_TOP_SHARE = 0.8      # ...then narrowed to its top face, unless that is under this share of the square
 ON_FLOOR_DEPTH = 0.7         # a die this deep inside a floor that may take in the rim (its own sides) lies on it
 MIN_CENTRE_GAP = 0.85         # flat dice's centres lie at least this many sides apart
+CALIBRATED_SIZE_FIT = 1.15    # a calibration's die size stands where the photo's own dice are within this factor of it
 SECOND_PEAK_GAP = 0.6         # a die's second peak lies nearer its first than this many sides (second count)
 SMALL_DIE_SHARE = 0.7         # smallest die (usual sides) the second count looks for before it sizes them
 PIECE_REACH = 0.75            # a candidate this near (sides) a die the detector sees is a piece of it (or of one under it)...
@@ -1274,7 +1275,8 @@ def _thickness(mask: np.ndarray) -> float:
 
 
 def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: float, lab: np.ndarray) -> float:
-    """Side of one die's blob in working pixels: from the calibration, else from the lone dice
+    """Side of one die's blob in working pixels: from the calibration where the photo's own
+    dice are within CALIBRATED_SIZE_FIT of it, else from the lone dice
     seen (square blobs with marks: a round lamp's glow seen through a clear tray is none, nor
     is a die merged with a glow around it, nor a lost die's pips: `_without_pips`, nor lamp
     light on a glossy board: `_lamp_light`). When few lone dice are seen, each is checked for
@@ -1291,7 +1293,12 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
     than the guess (untuned crowded seed 64's 640026: the guess was 0.7 of the dice, and a
     black 4 found by one pip was boxed that small and read as an ace)."""
     if calibration is not None and getattr(calibration, "die_size", None):
-        return float(calibration.die_size) * scale
+        # the calibration keeps the top faces' side (`calibration.learn_dice`), a blob takes in the
+        # sides too; and it stands only where the photo's own dice bear it out (another set, or
+        # the camera moved: dice half again as big, cut to the taught size, were read by halves)
+        taught = float(calibration.die_size) / TOP_PER_USUAL * scale
+        own = _expected_side(blobs, None, scale, min_side, lab)
+        return taught if 1 / CALIBRATED_SIZE_FIT <= own / taught <= CALIBRATED_SIZE_FIT else own
     lone = []
     for blob in blobs:
         fill, aspect, _ = _squareness(blob.mask)

@@ -146,6 +146,26 @@ def test_dice_outside_the_tray_are_reported_outside_and_the_rest_are_not():
         assert (OUTSIDE in hit[0].flags) == ("outside" in die["flags"])
 
 
+def test_dice_bigger_than_the_calibration_taught_are_read_whole():
+    # bench calibrated table seed 68 (seen from below): the calibration learnt 40 px dice, this
+    # photo's are 50 px (another set, or the camera moved nearer). Cut to the taught size, each
+    # black 6 was read by halves, as a 3, both cues sure. The photo's own dice now set the size
+    from vision.calibration import learn_dice, learn_tray
+
+    cal = Calibration()
+    learn_tray(cal, synth.render_tray(seed=6801, n_dice=0, scene_seed=6801, view="below")[0])
+    learn_dice(cal, synth.render_tray(seed=6802, n_dice=6, scene_seed=6801, view="below", picture_faces="paco",
+                                      faces=[6] * 6, clusters=0.0)[0])
+    image, truth = synth.render_tray(seed=6801002, n_dice=20, view="below", picture_faces="paco", scene_seed=6801)
+    assert cal.die_size < 0.85 * min(d["size"] for d in truth)
+    reading = read_tray(image, view="below", calibration=cal)
+    for point in ((1227.7, 415.3), (293.9, 452.8)):
+        (six,) = [d for d in truth if np.allclose(d["center"], point, atol=1.0)]
+        assert six["seen"] == 6 and not six["flags"]
+        (hit,) = matches(six, reading.dice)
+        assert (hit.seen, hit.face) == (6, 1)
+
+
 def test_calibrated_tray_outline_marks_dice_beyond_it_outside():
     image, truth = synth.render_tray(4, 8, outside=1)
     h, w = image.shape[:2]
