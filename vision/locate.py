@@ -739,8 +739,9 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     carry marks (a die has pips or a picture; a coin or a bottle cap has none), unless the
     frame cuts it off (what is left of it may show none; it is flagged `cut`). It is flagged
     `unreadable`, and is `faint` (a sure read counts it) when its centre lies ON_FLOOR_DEPTH
-    of its side or more inside the floor (or no floor was found). `unmarked`: whether the
-    detector sees such a die there without marks (a coin, or a die too dim to show its pips);
+    of its side or more inside the floor (or no floor was found) and no other die the detector
+    sees lies within MIN_CENTRE_GAP of its side (it may be that die's second peak). `unmarked`:
+    whether the detector sees such a die there without marks (a coin, or a die too dim to show its pips);
     one it is SURE_UNMARKED_SCORE sure of is flagged all the same (a dark grey die with dim
     pips under a lamp's glare, 0.88, was left out of the count and the photo was `ok`; the
     coins, screws and clips of the bench's synthetic sets (seed 2024) and hard seeds 7 and 17
@@ -763,14 +764,14 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     # peak (its top face and a side seen at a slant): never counted, however sure its read
     gaps = np.hypot(*(found.centres[:, None] - found.centres[None]).transpose(2, 0, 1))
     np.fill_diagonal(gaps, np.inf)
-    crowded = gaps.min(axis=1, initial=np.inf) < MIN_CENTRE_GAP * found.sides
+    beside_another = gaps.min(axis=1, initial=np.inf) < MIN_CENTRE_GAP * found.sides
     h, w = view.lab.shape[:2]
     # how deep inside the floor each pixel lies: the floor found may take in the tray's rim,
     # and a die standing on the rim is outside
     inside = None if tray_mask is None else cv2.distanceTransform(tray_mask, cv2.DIST_L2, 5)
     regions, unmarked = [], False
     for (cx, cy), side, score, near_another in zip(found.centres[keep], found.sides[keep], found.scores[keep],
-                                                   crowded[keep]):
+                                                   beside_another[keep]):
         x, y = int(round(cx)), int(round(cy))
         half = int(np.ceil(0.5 * side))
         region, patch = _detected_square(view.lab, (cx, cy), side)
@@ -1275,9 +1276,9 @@ def _thickness(mask: np.ndarray) -> float:
 
 
 def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: float, lab: np.ndarray) -> float:
-    """Side of one die's blob in working pixels: from the calibration where the photo's own
-    dice are within CALIBRATED_SIZE_FIT of it, else from the lone dice
-    seen (square blobs with marks: a round lamp's glow seen through a clear tray is none, nor
+    """Side of one die's blob in working pixels: from the calibration where the photo's own dice
+    are within CALIBRATED_SIZE_FIT of it, else from the lone dice seen (square blobs with
+    marks: a round lamp's glow seen through a clear tray is none, nor
     is a die merged with a glow around it, nor a lost die's pips: `_without_pips`, nor lamp
     light on a glossy board: `_lamp_light`). When few lone dice are seen, each is checked for
     touching dice (`_die_side_in`): players reveal their dice in clusters, and a square
