@@ -66,3 +66,21 @@ def train_die(byler_truth):
                    and d["bbox"][1] <= point[1] <= d["bbox"][1] + d["bbox"][3])
         return row, die
     return find
+
+
+@pytest.fixture(scope="session")
+def boxed_set_table():
+    """`boxed_set_table(scene, view)`: the calibration `companion calibrate` learns at one of the
+    bench's boxed-set tables (`companion bench vision --only calibrated`): its empty tray, then
+    six dice showing the paco to the camera (from below, the 6 up), the paco taught."""
+    from vision.calibration import Calibration, learn_dice, learn_tray, teach_face
+
+    def learn(scene: int, view: str) -> Calibration:
+        cal = Calibration()
+        learn_tray(cal, synth.render_tray(seed=scene, n_dice=0, scene_seed=scene, view=view)[0])
+        lesson = synth.render_tray(seed=scene + 1, n_dice=6, scene_seed=scene, view=view, picture_faces="paco",
+                                   faces=[1 if view == "above" else 6] * 6, clusters=0.0)[0]
+        _, crops = learn_dice(cal, lesson, face=1)
+        teach_face(cal, 1, crops)
+        return cal
+    return learn

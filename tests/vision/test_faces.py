@@ -109,25 +109,11 @@ def test_teaching_through_the_locator_like_calibrate_does():
     assert all(seen == value for seen, value in by_place.values())
 
 
-def taught_table(scene, view):
-    """The calibration `companion calibrate` learns at one of the bench's boxed-set tables: its
-    empty tray, then six dice showing the paco to the camera (from below, the 6 up)."""
-    from vision.calibration import learn_dice, learn_tray, teach_face
-
-    cal = Calibration()
-    learn_tray(cal, synth.render_tray(seed=scene, n_dice=0, scene_seed=scene, view=view)[0])
-    lesson = synth.render_tray(seed=scene + 1, n_dice=6, scene_seed=scene, view=view, picture_faces="paco",
-                               faces=[1 if view == "above" else 6] * 6, clusters=0.0)[0]
-    _, crops = learn_dice(cal, lesson, face=1)
-    teach_face(cal, 1, crops)
-    return cal
-
-
-def test_taught_paco_whose_top_face_is_cut_off_centre_is_read():
+def test_taught_paco_whose_top_face_is_cut_off_centre_is_read(boxed_set_table):
     """The top face is found as the plastic around a die's centre, which the paco's ink breaks
     up: on this photo two of the three pacos' top faces were cut off-centre (template scores 0.57
     and 0.60) and left `unreadable`; on the cut inside the outline they match (0.81)."""
-    cal = taught_table(202403, "below")
+    cal = boxed_set_table(202403, "below")
     image, truth = synth.render_tray(seed=202403002, n_dice=20, view="below", picture_faces="paco",
                                      scene_seed=202403)
     reading = read_tray(image, "below", calibration=cal)
@@ -138,10 +124,10 @@ def test_taught_paco_whose_top_face_is_cut_off_centre_is_read():
         assert (die.seen, die.face, die.flags) == (1, 6, ()), die
 
 
-def test_untaught_skull_that_loosely_matches_the_taught_paco_is_not_counted():
+def test_untaught_skull_that_loosely_matches_the_taught_paco_is_not_counted(boxed_set_table):
     """At a table taught the paco, a skull die (another set's ace) is no paco: this red skull
     correlated 0.66 with the paco's templates and was counted as an ace in a photo called `ok`."""
-    cal = taught_table(202402, "above")
+    cal = boxed_set_table(202402, "above")
     image, truth = synth.render_tray(seed=202402500, n_dice=14, view="above", picture_faces="skull",
                                      scene_seed=202402)
     reading = read_tray(image, "above", calibration=cal)

@@ -146,16 +146,11 @@ def test_dice_outside_the_tray_are_reported_outside_and_the_rest_are_not():
         assert (OUTSIDE in hit[0].flags) == ("outside" in die["flags"])
 
 
-def test_dice_bigger_than_the_calibration_taught_are_read_whole():
+def test_dice_bigger_than_the_calibration_taught_are_read_whole(boxed_set_table):
     # bench calibrated table seed 68 (seen from below): the calibration learnt 40 px dice, this
     # photo's are 50 px (another set, or the camera moved nearer). Cut to the taught size, each
     # black 6 was read by halves, as a 3, both cues sure. The photo's own dice now set the size
-    from vision.calibration import learn_dice, learn_tray
-
-    cal = Calibration()
-    learn_tray(cal, synth.render_tray(seed=6801, n_dice=0, scene_seed=6801, view="below")[0])
-    learn_dice(cal, synth.render_tray(seed=6802, n_dice=6, scene_seed=6801, view="below", picture_faces="paco",
-                                      faces=[6] * 6, clusters=0.0)[0])
+    cal = boxed_set_table(6801, "below")
     image, truth = synth.render_tray(seed=6801002, n_dice=20, view="below", picture_faces="paco", scene_seed=6801)
     assert cal.die_size < 0.85 * min(d["size"] for d in truth)
     reading = read_tray(image, view="below", calibration=cal)
