@@ -20,7 +20,8 @@ Sets (each printed as one row of a Markdown table):
                       taught paco must now be read
   <name> test split / <name> all
                       every real set found as DATA/*/truth.jsonl (default ../shared/data); the
-                      author's test split when the set has author_split.txt
+                      author's test split when the set has author_split.txt (`--split train`:
+                      its train split, here and in every row below, to choose a rule on)
   <name> test split at phone size
                       the same photos scaled up to 3024 px high and widened with the board's
                       colour to a phone's 4032×3024 frame (JPEG again): the same dice, each
@@ -74,12 +75,15 @@ GRAIN = 3.0          # noise deviation (per colour channel) of the real test pho
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true",
-                        help="small sets (about 300 synthetic dice each, real test splits only, 5 timing photos)")
+                        help="small sets (about 300 synthetic dice each, real sets' author splits only, 5 timing photos)")
     parser.add_argument("--seed", type=int, default=2024, help="first seed of the synthetic sets (default 2024)")
     parser.add_argument("--dice", type=int, default=None, metavar="N",
                         help="synthetic dice per set (default 2000; --quick 300)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, metavar="DIR",
                         help="folder holding real photo sets as SET/truth.jsonl (default ../shared/data)")
+    parser.add_argument("--split", choices=("test", "train"), default="test",
+                        help="the author split of a real set that its rows read (default test: the "
+                             "figures reported; train: for choosing a rule without spending the test split)")
     parser.add_argument("--only", action="append", choices=SETS, metavar="SET",
                         help=f"run only these parts (repeat): {', '.join(SETS)}")
     parser.add_argument("--failures", type=Path, metavar="DIR",
@@ -236,8 +240,10 @@ def synthetic_specs(kind: str, seed: int, n_dice: int) -> list[dict]:
     return specs
 
 
-def real_sets(data: Path, quick: bool) -> list[tuple[str, list[dict]]]:
-    """Every DATA/*/truth.jsonl, as (set name, rows); rows get `path`; author test splits come first."""
+def real_sets(data: Path, quick: bool, split: str = "test") -> list[tuple[str, list[dict]]]:
+    """Every DATA/*/truth.jsonl, as (set name, rows); rows get `path`. A set with an author split
+    gives that `split` first (`test`: the figures reported; `train`: the photos a rule may be
+    chosen on, as they are and spoiled or reframed, without spending the test split)."""
     found = []
     for truth_file in sorted(data.glob("*/truth.jsonl")):
         folder = truth_file.parent
@@ -249,10 +255,10 @@ def real_sets(data: Path, quick: bool) -> list[tuple[str, list[dict]]]:
                 rows.append(row)
         split_file = folder / "author_split.txt"
         if split_file.exists():
-            split = dict(line.split(",", 1) for line in split_file.read_text().splitlines()
-                         if line and not line.startswith("#"))
-            test = [r for r in rows if split.get(Path(r["image"]).name, "").strip() == "test"]
-            found.append((f"{folder.name} test split", test))
+            halves = dict(line.split(",", 1) for line in split_file.read_text().splitlines()
+                          if line and not line.startswith("#"))
+            chosen = [r for r in rows if halves.get(Path(r["image"]).name, "").strip() == split]
+            found.append((f"{folder.name} {split} split", chosen))
             if not quick:
                 found.append((f"{folder.name} all", rows))
         else:
@@ -532,19 +538,19 @@ def run(args: argparse.Namespace) -> int:
             items = _calibrated_items(args.seed, count, 2 if args.quick else 6)
             rows.append(_evaluate("synthetic calibrated", items, failures, progress, taught=True).row())
         if "real" in parts:
-            sets = real_sets(args.data, args.quick)
+            sets = real_sets(args.data, args.quick, args.split)
             if not sets:
                 print(f"(no real photo sets found under {args.data})", file=sys.stderr)
             for name, photo_rows in sets:
                 rows.append(_evaluate(name, _real_items(photo_rows), failures, progress).row())
-                if name.endswith("test split"):
+                if name.endswith(f"{args.split} split"):
                     items = (_reframed("at phone size", _phone_framing, *item) for item in _real_items(photo_rows))
                     rows.append(_evaluate(f"{name} at phone size", items, failures, progress).row())
                     grain = lambda image, seed: with_grain(image, GRAIN, seed)   # noqa: E731
                     items = (_spoiled("sensor grain", grain, *item) for item in _real_items(photo_rows))
                     rows.append(_evaluate(f"{name} with sensor grain", items, failures, progress).row())
         if "spoiled" in parts:
-            for name, photo_rows in real_sets(args.data, quick=True):   # the test splits
+            for name, photo_rows in real_sets(args.data, quick=True, split=args.split):
                 for how, spoil in SPOILS.items():
                     items = (_spoiled(how, spoil, *item) for item in _real_items(photo_rows))
                     rows.append(_evaluate(f"{name} spoiled: {how}", items, failures, progress).row())
@@ -554,7 +560,7 @@ def run(args: argparse.Namespace) -> int:
                 rows.append(_evaluate(f"{name} spoiled: dark and grainy, {DARK_AND_TURNED}", items, failures,
                                       progress).row())
         if "reframed" in parts:
-            for name, photo_rows in real_sets(args.data, quick=True):   # the test splits
+            for name, photo_rows in real_sets(args.data, quick=True, split=args.split):
                 for how, reframe in REFRAMINGS.items():
                     items = (_reframed(how, reframe, *item) for item in _real_items(photo_rows))
                     rows.append(_evaluate(f"{name} {how}", items, failures, progress).row())

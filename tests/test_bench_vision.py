@@ -1,10 +1,14 @@
 """The vision benchmark's scoring: a reader is credited exactly for what it got right."""
 from __future__ import annotations
 
+import json
+
+import cv2
 import numpy as np
 import pytest
 
 from companion.bench_vision import _phone_framing, _reframed, _synthetic_items, score_photo, synthetic_specs
+from companion.cli import main
 from vision import synth
 from vision.types import Die, Reading
 
@@ -124,3 +128,27 @@ def test_a_photo_framed_as_a_phone_takes_it_keeps_its_dice_on_their_truth():
     x, y, w, h = (int(round(v)) for v in moved["bbox"])
     assert framed[y + 5:y + h - 5, x + 5:x + w - 5].max() < 60 and framed[y + h + 20, x].min() > 150
 
+
+
+def test_the_real_rows_read_the_author_split_asked_for(tmp_path, capsys):
+    """`--split train` reads a real set's train photos (to choose a rule on), the default its
+    test photos (the figures reported): the row's name and photo count say which."""
+    folder = tmp_path / "dots"
+    (folder / "images").mkdir(parents=True)
+    rows, halves = [], []
+    for seed, half in ((1, "train"), (2, "train"), (3, "test")):
+        image, truth = synth.render_tray(seed, 3)
+        cv2.imwrite(str(folder / "images" / f"{seed}.png"), image)
+        dice = [{"bbox": [d["center"][0] - d["size"] / 2, d["center"][1] - d["size"] / 2, d["size"], d["size"]],
+                 "face": d["face"]} for d in truth]
+        rows.append(json.dumps({"image": f"images/{seed}.png", "dice": dice}))
+        halves.append(f"{seed}.png,{half}")
+    (folder / "truth.jsonl").write_text("\n".join(rows) + "\n")
+    (folder / "author_split.txt").write_text("# file,split\n" + "\n".join(halves) + "\n")
+    for split, photos in (("train", 2), ("test", 1)):
+        args = ["bench", "vision", "--only", "real", "--quick", "--data", str(tmp_path)]
+        assert main(args + (["--split", split] if split == "train" else [])) == 0
+        table = capsys.readouterr().out
+        row = next(line for line in table.splitlines() if line.startswith(f"| dots {split} split |"))
+        assert row.split("|")[2].strip() == str(photos)
+        assert f"| dots {split} split at phone size | {photos} |" in table
