@@ -129,7 +129,6 @@ def test_a_photo_framed_as_a_phone_takes_it_keeps_its_dice_on_their_truth():
     assert framed[y + 5:y + h - 5, x + 5:x + w - 5].max() < 60 and framed[y + h + 20, x].min() > 150
 
 
-
 def test_the_real_rows_read_the_author_split_asked_for(tmp_path, capsys):
     """`--split train` reads a real set's train photos (to choose a rule on), the default its
     test photos (the figures reported): the row's name and photo count say which."""
