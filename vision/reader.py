@@ -1,6 +1,7 @@
 """The reader: one photo in, every die's face, colour, seat and flags out.
 
-An underexposed photo is first brought up to a usual exposure (`vision.exposure`). Locating
+An underexposed photo is first brought up to a usual exposure (`vision.exposure`), and a
+blurred one's faces are read from a sharpened copy (`vision.focus`). Locating
 (`vision.locate`) finds each die and flags what geometry alone can tell (edge, stacked,
 cut, outside); the face reader (`vision.faces`) reads the face the camera sees; this module puts
 the two together, turns the face seen into the top face for the `below` view (opposite faces of
@@ -16,6 +17,7 @@ import numpy as np
 
 from vision import faces
 from vision.exposure import lifted
+from vision.focus import in_focus
 from vision.imageio import check_image
 from vision.locate import find_dice
 from vision.types import CUT, EDGE, OUTSIDE, STACKED, UNREADABLE, VIEWS, Candidate, Die, FaceRead, Reading
@@ -51,7 +53,8 @@ def read_tray(image_bgr, view: str = "above", calibration=None) -> Reading:
     check_image(image_bgr)
     candidates, image_bgr = _located(image_bgr, calibration)
     to_read = [c for c in candidates if not any(f in _NOT_READ for f in c.flags) and c.size >= MIN_READ_SIDE]
-    reads = dict(zip(map(id, to_read), faces.read_faces(image_bgr, to_read, view, calibration)))
+    sharp = in_focus(image_bgr, [c.center for c in to_read], [c.size for c in to_read])
+    reads = dict(zip(map(id, to_read), faces.read_faces(sharp, to_read, view, calibration)))
     dice = tuple(_die(c, reads.get(id(c)), view, calibration) for c in candidates)
     return Reading(view=view, dice=dice, warnings=_warnings(dice))
 
