@@ -2,11 +2,12 @@
 
 A camera out of focus (a fixed-focus lens under a tray set a little off, a phone that focused on
 the table's edge) softens every pip's edge: the face reader's two cues then disagree and it
-refuses the face. Byler-d6 train photos blurred by 1.6 px: 87.0 % of dice read right; read from
-a copy sharpened by an unsharp mask, 91.7 %, and photos `ok` and wrong 4 -> 2. A sharp photo
-sharpened so reads worse (97.8 -> 96.7 %: pip edges ring, glare speckles), so only a photo whose
-dice show soft edges is sharpened. Both are measured in the dice's own scale (their sides), so a
-phone photo, blurred in pixels but not on a die 150 px across, is left as it is.
+refuses the face. Byler-d6 train photos blurred by 1.6 px: 87.0 % of dice read right; every one
+read from a copy sharpened by an unsharp mask, 91.7 %. A sharp photo sharpened so reads worse
+(97.8 -> 96.7 %: pip edges ring, glare speckles), so only a photo whose dice show soft edges is
+sharpened (`BLURRED_EDGES`: blurred 90.8 %, photos `ok` and wrong 4 -> 3; as taken 97.8 %). Both
+are measured in the dice's own scale (their sides), so a phone photo, blurred in pixels but not
+on a die 150 px across, is left as it is.
 """
 from __future__ import annotations
 

@@ -53,8 +53,8 @@ def read_tray(image_bgr, view: str = "above", calibration=None) -> Reading:
     check_image(image_bgr)
     candidates, image_bgr = _located(image_bgr, calibration)
     to_read = [c for c in candidates if not any(f in _NOT_READ for f in c.flags) and c.size >= MIN_READ_SIDE]
-    sharp = in_focus(image_bgr, [c.center for c in to_read], [c.size for c in to_read])
-    reads = dict(zip(map(id, to_read), faces.read_faces(sharp, to_read, view, calibration)))
+    face_photo = in_focus(image_bgr, [c.center for c in to_read], [c.size for c in to_read])
+    reads = dict(zip(map(id, to_read), faces.read_faces(face_photo, to_read, view, calibration)))
     dice = tuple(_die(c, reads.get(id(c)), view, calibration) for c in candidates)
     return Reading(view=view, dice=dice, warnings=_warnings(dice))
 

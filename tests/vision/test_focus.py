@@ -25,7 +25,7 @@ def dice_seen(image):
     return [c.center for c in found], [c.size for c in found]
 
 
-def test_soft_edges_are_told_on_the_dice_own_scale(photo):
+def test_soft_edges_are_told_at_the_dice_scale(photo):
     _, image = photo
     assert focus.edges_per_side(image, *dice_seen(image)) > focus.BLURRED_EDGES
     assert focus.in_focus(image, *dice_seen(image)) is image
