@@ -88,6 +88,23 @@ FLOOR_LEAKS = (0.03, 0.07)    # widths of gaps in a tray's rim closed to find it
 OUTLINED_FLOOR_SOLIDITY = 0.85  # least share of its hull a floor found by its edges fills (a wood grain's: 0.6)
 OUTLINED_FLOOR_GROWTH = 0.03  # ...whose hull is grown this far (short sides) to take in the dice in its corners
 LONG_OUTLINE = 0.2            # ...by edges running this far at least (short sides) first: a rim's, not a wood grain's
+# A floor's hull is squared off (`_squared_off`) when its four longest straight stretches (edges
+# heading within RUN_TURN degrees of the stretch's first) make up this share of its perimeter or
+# more, the floor's outline running within SIDE_REACH pixels of each along SIDE_SUPPORT of it
+# or more, each turning at least SQUARE_TURN degrees from the next, and the quadrilateral their
+# lines meet in is at most SQUARED_GROWTH times the hull's area: a regular octagon's four
+# longest sides are half its perimeter (squared: 1.21 times its area), a hexagon's two thirds
+# (1.33). On eight byler-d6 train photos a tray's wall runs 0.26-1.0 along the floor's outline
+# (dice against it), the hull's edge bridging dice that line a wall 0.04-0.09. Only the
+# quadrilateral's corners that show CORNER_FLOOR of floor or more beyond the hull are added:
+# there, the corners the rim's shading rounds off show none, those heaped with dice 0.26-0.34.
+RUN_TURN = 3.0
+SQUARE_SIDES_SHARE = 0.55
+SIDE_REACH = 3.0
+SIDE_SUPPORT = 0.2
+SQUARE_TURN = 35.0
+SQUARED_GROWTH = 1.2
+CORNER_FLOOR = 0.1
 MAX_HOLE_FRACTION = 0.15      # holes filled up to this side (fraction of the short side)
 DENOISE_COLOUR = 7.0          # a grainy photo (noise over `NOISY`) is smoothed keeping edges of more contrast than this many noise deviations
 GRAINY_LARGER = 1.5           # ...whose second count also looks for dice this much bigger than the usual
@@ -974,7 +991,7 @@ def _floor_hull(foreground: np.ndarray, lab: np.ndarray,
     filling the frame, a bare table); None when none of these is large."""
     labels, areas, enclosed, side = _enclosed_floor(foreground)
     if enclosed.any():
-        return _hull_of(_largest(labels, areas, enclosed), side, foreground), False
+        return _hull_of(_largest(labels, areas, enclosed), side, foreground, squared=True), False
     # a rim barely off the room's colour is foreground only in parts, its edges all round;
     # a wood grain's edges enclose ragged regions, a tray's floor is solid
     # (the thin cut alone: the edges leave a rim no wide gaps, and the wide cut is the slow part).
@@ -987,7 +1004,7 @@ def _floor_hull(foreground: np.ndarray, lab: np.ndarray,
         outlined = _enclosed_floor(walls, FLOOR_LEAKS[:1])
         if outlined[2].any():
             floor = _largest(*outlined[:3])
-            hull = _hull_of(floor, outlined[3], walls)
+            hull = _hull_of(floor, outlined[3], walls, squared=True)
             if hull is not None and _outline_solidity(floor) >= OUTLINED_FLOOR_SOLIDITY:
                 # the hull stops short of the dice in its corners (no floor around them)
                 return _grown(hull, foreground.shape, OUTLINED_FLOOR_GROWTH), True
@@ -1026,15 +1043,100 @@ def _largest(labels: np.ndarray, areas: np.ndarray, eligible: np.ndarray) -> np.
     return (labels == int(np.argmax(np.where(eligible, areas, 0))) + 1).astype(np.uint8)
 
 
-def _hull_of(floor: np.ndarray, side: int, walls: np.ndarray) -> np.ndarray | None:
+def _hull_of(floor: np.ndarray, side: int, walls: np.ndarray, squared: bool = False) -> np.ndarray | None:
     """Convex hull of a floor region found by an opening of `side`, grown back as far as the
     opening shaved it (its narrow strips between a die and the wall), so a die in a corner
-    stays inside it."""
+    stays inside it; `squared`: a tray's floor seen whole, its corners put back where dice
+    hide them (`_squared_off`)."""
     floor = cv2.dilate(floor, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side))) & ~walls
-    contours, _ = cv2.findContours(floor.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    contours, _ = cv2.findContours(floor.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     if not contours:
         return None
-    return cv2.convexHull(max(contours, key=cv2.contourArea)).astype(np.float32)
+    outline = max(contours, key=cv2.contourArea)
+    hull = cv2.convexHull(outline).astype(np.float32)
+    return _squared_off(outline, hull, walls) if squared else hull
+
+
+def _squared_off(outline: np.ndarray, hull: np.ndarray, walls: np.ndarray) -> np.ndarray:
+    """The floor's hull with the corners put back that dice heaped there cut off. A tray's floor is
+    a quadrilateral (a rectangle, seen at a slant or not), but the opening that finds it leaves
+    out the narrow floor between dice in a corner, so the hull of the floor (`outline`: its outer
+    contour, every pixel) cuts the corner off and the dice in it fall outside: found only by the
+    second count, near the floor's edge, they are flagged for a check however plain their faces.
+    When the hull's four longest straight stretches make up most of its perimeter
+    (SQUARE_SIDES_SHARE) and the floor's outline runs along each (SIDE_SUPPORT: not an edge of
+    the hull bridging dice that line a wall), the quadrilateral their lines meet in gives each
+    corner beyond the hull that shows some floor (CORNER_FLOOR of its pixels off the `walls`:
+    the floor between the dice there; a corner the rim's shading rounds off is all rim) back to
+    the hull. Else (a round or many-sided tray, no floor in a corner) the hull itself."""
+    runs = _straight_runs(hull.reshape(-1, 2).astype(np.float64))
+    if len(runs) < 4:
+        return hull
+    lengths = np.float64([length for _, _, length in runs])
+    sides = [runs[k] for k in np.sort(np.argsort(lengths)[-4:])]   # in the hull's order round the floor
+    if (sum(length for _, _, length in sides) < SQUARE_SIDES_SHARE * lengths.sum()
+            or any(_outline_along(outline, start, end) < SIDE_SUPPORT for start, end, _ in sides)):
+        return hull
+    corners = []
+    for (start, end, _), (following, onward_end, _) in zip(sides, sides[1:] + sides[:1]):
+        along, onward = end - start, onward_end - following
+        turn = _cross(along, onward)
+        if abs(turn) < np.sin(np.radians(SQUARE_TURN)) * np.hypot(*along) * np.hypot(*onward):
+            return hull
+        # where the two sides' lines meet
+        corners.append(start + _cross(following - start, onward) / turn * along)
+    quad = np.float32(corners).reshape(-1, 1, 2)
+    hull_area = cv2.contourArea(hull)
+    if not cv2.isContourConvex(quad) or not hull_area <= cv2.contourArea(quad) <= SQUARED_GROWTH * hull_area:
+        return hull
+    inside_hull, inside_quad = np.zeros(walls.shape, np.uint8), np.zeros(walls.shape, np.uint8)
+    cv2.fillPoly(inside_hull, [np.int32(np.round(hull.reshape(-1, 2)))], 1)
+    cv2.fillPoly(inside_quad, [np.int32(np.round(quad.reshape(-1, 2)))], 1)
+    count, corner = cv2.connectedComponents(inside_quad & (1 - inside_hull), connectivity=4)
+    floor_seen = np.bincount(corner.ravel(), weights=(~walls).ravel(), minlength=count)
+    added = np.bincount(corner.ravel(), minlength=count)
+    kept = floor_seen >= CORNER_FLOOR * np.maximum(added, 1)
+    kept[0] = False
+    if not kept.any():
+        return hull
+    contours, _ = cv2.findContours(inside_hull | kept[corner].astype(np.uint8), cv2.RETR_EXTERNAL,
+                                   cv2.CHAIN_APPROX_SIMPLE)
+    return max(contours, key=cv2.contourArea).astype(np.float32)
+
+
+def _straight_runs(points: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """A convex outline's (N×2, in order) straight stretches: runs of its edges heading within
+    RUN_TURN degrees of the run's first edge, as (start, end, length along the outline), from
+    the sharpest corner on. A side a few pixels ragged is many nearly parallel edges; a rounded
+    corner, many short edges turning fast."""
+    edges = np.roll(points, -1, axis=0) - points
+    headings = np.degrees(np.arctan2(edges[:, 1], edges[:, 0]))
+    turns = np.abs((headings - np.roll(headings, 1) + 180.0) % 360.0 - 180.0)
+    runs: list[list[int]] = []
+    for i in np.roll(np.arange(len(points)), -int(np.argmax(turns))):
+        if runs and abs((headings[i] - headings[runs[-1][0]] + 180.0) % 360.0 - 180.0) <= RUN_TURN:
+            runs[-1].append(int(i))
+        else:
+            runs.append([int(i)])
+    lengths = np.hypot(edges[:, 0], edges[:, 1])
+    return [(points[run[0]], points[run[-1]] + edges[run[-1]], float(lengths[run].sum())) for run in runs]
+
+
+def _outline_along(outline: np.ndarray, start: np.ndarray, end: np.ndarray) -> float:
+    """The share of the segment start-end that the outline (N×1×2, every pixel) runs along,
+    within SIDE_REACH pixels of it."""
+    points = outline.reshape(-1, 2).astype(np.float64) - start
+    length = float(np.hypot(*(end - start)))
+    along = (end - start) / length
+    reach = np.abs(points @ np.float64([-along[1], along[0]]))
+    where = points @ along
+    near = where[(reach <= SIDE_REACH) & (where >= 0.0) & (where < length)]
+    return len(np.unique(near.astype(int))) / length
+
+
+def _cross(u: np.ndarray, v: np.ndarray) -> float:
+    """The 2-D cross product u × v."""
+    return float(u[0] * v[1] - u[1] * v[0])
 
 
 def _grown(hull: np.ndarray, shape: tuple, reach: float) -> np.ndarray:
