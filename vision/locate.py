@@ -94,10 +94,11 @@ LONG_OUTLINE = 0.2            # ...by edges running this far at least (short sid
 # or more, each turning at least SQUARE_TURN degrees from the next, and the quadrilateral their
 # lines meet in is at most SQUARED_GROWTH times the hull's area: a regular octagon's four
 # longest sides are half its perimeter (squared: 1.21 times its area), a hexagon's two thirds
-# (1.33). On eight byler-d6 train photos a tray's wall runs 0.26-1.0 along the floor's outline
-# (dice against it), the hull's edge bridging dice that line a wall 0.04-0.09. Only the
-# quadrilateral's corners that show CORNER_FLOOR of floor or more beyond the hull are added:
-# there, the corners the rim's shading rounds off show none, those heaped with dice 0.26-0.34.
+# (1.33). On five byler-d6 train photos and a synthetic tray a tray's wall runs 0.26-1.0 along
+# the floor's outline (dice against it), the hull's edge bridging dice that line a wall
+# 0.04-0.09. Only the quadrilateral's corners that show CORNER_FLOOR of floor or more beyond the
+# hull are added: on eight train photos the corners the rim's shading rounds off show none,
+# those heaped with dice 0.26-0.34.
 RUN_TURN = 3.0
 SQUARE_SIDES_SHARE = 0.55
 SIDE_REACH = 3.0
