@@ -1387,7 +1387,7 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
     touching dice (`_die_side_in`): players reveal their dice in clusters, and a square
     cluster (two by two, three in an L) taken for the usual die hides every die in it. With no
     lone die (every die touching another or showing its sides: a phone held close over a few dice) a
-    guess, 2.5 times the smallest die accepted, stands unless the smallest blob's dice are
+    guess, 2.5 times the smallest die accepted, stands unless the smallest blob with marks has dice
     more than twice that and the detector, told of dice that small, sees no more than one
     there, or sees things too small to cover the blob as dice would (CLUSTER_COVER: pips; a
     tray's dice all in one cluster, it sees them all and they cover it): a guess that small
@@ -1422,9 +1422,12 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
         guess = min_side * 2.5
         # (a strip, a streak of wood grain or a tray's rim, holds no die to size: untuned close
         # seed 31's 310007 and 310087, where one was the smallest blob, and the dice were cut
-        # into their pips)
+        # into their pips; nor does a blob without marks, a strip of rim or a lamp's glow:
+        # untuned crowded seed 71's 710020, nine dice in one cluster sized by such a strip 3 times
+        # too big, and cut into three pieces)
         blobs = [blob for blob in blobs
-                 if blob.area >= guess * guess and _squareness(blob.mask)[1] <= STRIP_ASPECT]
+                 if blob.area >= guess * guess and _squareness(blob.mask)[1] <= STRIP_ASPECT
+                 and not _plain(blob, lab[..., 0]) and not _glow(blob, lab[..., 0], SIZE_GLOW_SHARE)]
         if not blobs:
             return guess
         smallest = min(blobs, key=lambda blob: blob.area)

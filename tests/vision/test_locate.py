@@ -855,6 +855,21 @@ def test_dice_all_touching_are_sized_as_the_detector_sees_them_not_by_the_fallba
     assert hit.face == black["face"]
 
 
+def test_dice_all_in_one_cluster_are_not_sized_by_a_blob_without_marks():
+    # untuned crowded seed 71, from below: all nine dice touch in one cluster, none lies alone,
+    # and the smallest blob big enough to hold a die was a strip of the tray's rim with no
+    # marks on it. Sized by it, the dice were taken three times their size: the cluster was cut
+    # into three pieces, every die flagged, none read. Blobs without marks (and lamps' glows)
+    # no longer size the dice; the cluster does
+    image, truth = synth.render_tray(710020, 9, clusters=0.9, view="below")
+    reading = read_tray(image, "below")
+    assert len(reading.dice) == len(truth)
+    for die in truth:
+        (hit,) = matches(die, reading.dice)
+        assert hit.flags or hit.face == die["face"]
+    assert sum(not d.flags for d in reading.dice) >= 7
+
+
 @pytest.mark.parametrize("seed, view", [(620093, "above"), (610065, "below")])
 def test_a_leaning_die_bigger_than_the_others_is_flagged_when_the_close_look_finds_it_leaning(seed, view):
     # untuned crowded seeds 62 and 61: a die leaning on its neighbour shows its top face and a
