@@ -1422,9 +1422,9 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
         guess = min_side * 2.5
         # (a strip, a streak of wood grain or a tray's rim, holds no die to size: untuned close
         # seed 31's 310007 and 310087, where one was the smallest blob, and the dice were cut
-        # into their pips; nor does a blob without marks, a strip of rim or a lamp's glow:
-        # untuned crowded seed 71's 710020, nine dice in one cluster sized by such a strip 3 times
-        # too big, and cut into three pieces)
+        # into their pips; nor does a blob without marks or a lamp's glow: untuned crowded seed
+        # 71's 710020, nine dice in one cluster sized by a piece of rim without marks, three times
+        # the dice, and cut into three pieces)
         blobs = [blob for blob in blobs
                  if blob.area >= guess * guess and _squareness(blob.mask)[1] <= STRIP_ASPECT
                  and not _plain(blob, lab[..., 0]) and not _glow(blob, lab[..., 0], SIZE_GLOW_SHARE)]
