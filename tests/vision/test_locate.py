@@ -450,17 +450,18 @@ def test_a_face_found_far_bigger_than_the_nets_die_is_never_read_from_that_face(
     assert STACKED in marbled.flags or marbled.face == 4
 
 
-def test_a_white_die_lost_on_a_pale_board_between_its_neighbours_leaves_them_flagged():
+def test_a_white_die_lost_on_a_pale_board_between_its_neighbours_is_never_left_out():
     # crowded tray 190: a white 5 between a green and a black die on a pale pink board is not
     # foreground (only its edges are), so the green die's part took it in and the tray read
-    # `ok` one die short; the net sees it there, off the cluster's outline
+    # `ok` one die short; the net sees it there, off the cluster's outline. It has a candidate
+    # of its own (flagged by the locator: only the face reader may count it), and the green
+    # die is counted alone only beside it
     image, truth = crowded_tray(190)
     (white,) = [d for d in truth if d["colour"] == "white"]
     found = find_dice(image)
-    assert not [c for c in matches(white, found) if not c.flags]
-    (green,) = [d for d in truth if d["colour"] == "green" and np.hypot(d["center"][0] - white["center"][0],
-                                                                      d["center"][1] - white["center"][1]) < 60]
-    assert all(c.flags for c in matches(green, found)) and matches(green, found)
+    assert matches(white, found) and all(c.flags for c in matches(white, found))
+    reading = read_tray(image)
+    assert reading.status == "check" or reading.counts == faces_counted(truth)
 
 
 def test_a_die_on_its_edge_cut_from_a_cluster_is_not_counted():
@@ -999,16 +1000,17 @@ def test_pieces_of_a_tray_rim_many_dice_big_are_never_counted_as_dice():
     assert all(any(matches(die, [c]) for die in truth) for c in counted)
 
 
-def test_a_part_far_bigger_than_the_one_die_the_net_sees_in_it_is_flagged():
+def test_a_die_the_net_misses_beside_another_is_never_left_out():
     # crowded tray 5 seen from below: the net misses a dim blue die touching a green one, and
-    # k-means gives the green die a part holding the blue one too (nearly three times the green
-    # die's area), then drops the blue die's own part as no die body: that part must be flagged,
-    # never counted as one clean die (the photo read `ok` one die short)
+    # k-means gave the green die a part holding the blue one too (nearly three times the green
+    # die's area), then dropped the blue die's own part as no die body: the photo read `ok` one
+    # die short. The blue die must keep a candidate of its own (the green one is then read
+    # alone), and the photo never reads `ok` with a die left out
     image, truth = synth.render_tray(5, 9, clusters=0.9, hard=True, view="below")
-    found = find_dice(image)
-    (green,) = [d for d in truth if d["colour"] == "green"]
-    hit = matches(green, found)
-    assert hit and all(STACKED in c.flags for c in hit)
+    (blue,) = [d for d in truth if d["colour"] == "blue"]
+    assert matches(blue, find_dice(image))
+    reading = read_tray(image, "below")
+    assert reading.status == "check" or reading.counts == faces_counted(truth)
 
 
 @pytest.mark.parametrize("seed,n_dice,die_at", [
@@ -1567,6 +1569,17 @@ def test_a_rough_part_cut_across_two_touching_dice_is_read_as_the_one_no_other_p
     image, truth = synth.render_tray(seed, 9, view=view, clusters=0.9)
     assert all(d["flags"] == [] for d in truth)
     reading = read_tray(image, view)
+    assert reading.status == "ok" and reading.counts == faces_counted(truth)
+
+
+def test_a_rough_part_bigger_than_its_die_with_no_room_for_another_is_read():
+    # bench crowded tray: a 6 cut from its cluster with its shadow and a neighbour's edge in its
+    # part (1.49 times the die the detector sees there) stayed flagged `stacked`: a part that big
+    # might hide a die the detector misses. Beyond the seen die's reach its part holds nothing a
+    # die could be, so it is redrawn as that die and read
+    image, truth = synth.render_tray(20240078, 9, view="above", clusters=0.9)
+    assert all(d["flags"] == [] for d in truth)
+    reading = read_tray(image)
     assert reading.status == "ok" and reading.counts == faces_counted(truth)
 
 
