@@ -1583,6 +1583,16 @@ def test_a_rough_part_bigger_than_its_die_with_no_room_for_another_is_read():
     assert reading.status == "ok" and reading.counts == faces_counted(truth)
 
 
+def test_a_part_holding_two_flat_dice_is_cut_between_them():
+    # a crowded tray (seed 2024's, beyond the bench's share): k-means gave a 4 and a 2 that touch
+    # one part, both dice seen flat by the detector; the part was flagged `stacked` and the tray
+    # went to `check`. Cut between the two dice it seeds, each half is one die, read
+    image, truth = synth.render_tray(20240126, 9, view="above", clusters=0.9)
+    assert all(d["flags"] == [] for d in truth)
+    reading = read_tray(image)
+    assert reading.status == "ok" and reading.counts == faces_counted(truth)
+
+
 def test_lone_dice_flagged_stacked_for_a_patch_beside_them_are_read_when_the_close_look_is_sure():
     # untuned hard seed 67: two green dice lying alone, each with a patch of another colour
     # beside its top face (a glare edge, a shadow on a tinted board), were flagged `stacked`
