@@ -187,7 +187,8 @@ LEAN_SIZE = 1.2              # ...and a die this many times the photo's median d
 SURE_FLAT_CHANCE = 0.99      # ...and least chance of a die its outline alone flagged (`_by_outline`), to count it...
 FLAT_SEEN_REACH = 0.75       # ...where the detector sees a die's centre this near (its sides)...
 NEIGHBOUR_REACH = 1.5        # ...and every other die it sees this near that die has a candidate of its own...
-FLAT_SEEN_STACKED = 0.5      # ...and it sees that die on another with a stacked score under this
+FLAT_SEEN_STACKED = 0.5      # ...and it sees that die on another with a stacked score under this...
+LONG_SEEN_STACKED = 0.8      # ...or this, for a die its outline alone flagged `edge`
 FAINT_SEEN_SCORE = 0.3       # ...and every die it sees around, this faintly or more, has a candidate of its own
 ROUGH_PART_AREA = 1.4        # ...and a part cut rough from its cluster covers at most this (that die's areas)...
 ROOM_REACH = 0.75            # ...or, beyond this far from that die's centre (its sides)...
@@ -672,7 +673,11 @@ def _flat_die_under(view: _WorkingCopy, candidate: Candidate, expected: float, o
     would be redrawn as. None when the detector sees no die there (a piece of a tray's rim) or
     two (small dice touching end to end), or sees that die on another (stacked
     FLAT_SEEN_STACKED or more: a black die under a blue one that the close look takes for a
-    flat blue die). The dice around include those the detector barely sees (FAINT_SEEN_SCORE):
+    flat blue die; LONG_SEEN_STACKED for a candidate its outline alone flagged `edge`, whose
+    shadow or sides lengthen it: on synthetic hard, crowded and close trays of seeds 7, 13 and
+    67, every such candidate the close look found 0.99 flat on one die the detector sees was a
+    flat die (147; 3 more lay on no die, scored 0.06-0.34), their stacked scores 0.01-0.92, 39
+    at 0.5 or more, 4 at 0.8 or more: `/work/notes/edgesurvey.py`). The dice around include those the detector barely sees (FAINT_SEEN_SCORE):
     seen from below, a die resting on another off its centre shows only a corner beside it.
     Of two dice that near, one that another candidate (`others`, working pixels) lies on, nearer
     it than this one and as near as flat dice lie (MIN_CENTRE_GAP), is that candidate's: k-means
@@ -684,7 +689,8 @@ def _flat_die_under(view: _WorkingCopy, candidate: Candidate, expected: float, o
     if len(near) > 1:
         nearest_other = np.array([np.hypot(*(others - centres[k]).T).min(initial=np.inf) for k in near])
         near = near[nearest_other >= np.minimum(distances[near], MIN_CENTRE_GAP * found.sides[near])]
-    if len(near) != 1 or float(found.stacked[near[0]]) >= FLAT_SEEN_STACKED:
+    most_stacked = LONG_SEEN_STACKED if candidate.flags == (EDGE,) else FLAT_SEEN_STACKED
+    if len(near) != 1 or float(found.stacked[near[0]]) >= most_stacked:
         return None
     return centres, found, int(near[0])
 
