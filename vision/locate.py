@@ -269,10 +269,10 @@ class _Cut:
     """What cutting a candidate out of its cluster told, for the checks after: a part the net
     sees as one flat die apart from the others (`_net_sees_apart`) gives its cluster's index and
     the side the net sees (photo pixels: `_flag_crowded`); a part flagged stacked only because
-    its cut does not look like one die gives its area (photo pixels: `_close_look`); a lone die
-    whose long outline only its geometry called flat is `long`, and one flagged stacked only
-    for a patch of another colour beside its top face (`_die_underneath`) is `under`
-    (`_close_look`)."""
+    its cut does not look like one die gives its area (photo pixels) and its region (mask, x0,
+    y0: working pixels) for `_close_look`; a lone die whose long outline only its geometry
+    called flat is `long`, and one flagged stacked only for a patch of another colour beside
+    its top face (`_die_underneath`) is `under` (`_close_look`)."""
 
     cluster: int | None = None
     net_side: float | None = None
@@ -648,10 +648,11 @@ def _room_for_another(region: tuple, centre: np.ndarray, side: float) -> bool:
     `centre` (working pixels) with top face `side`, a patch wide enough to be another die."""
     mask, x0, y0 = region
     ys, xs = np.mgrid[:mask.shape[0], :mask.shape[1]]
-    beyond = mask.astype(bool) & ((xs + x0 - centre[0]) ** 2 + (ys + y0 - centre[1]) ** 2 > (ROOM_REACH * side) ** 2)
+    beyond = mask.astype(bool) & ((xs + x0 - centre[0]) ** 2 + (ys + y0 - centre[1]) ** 2
+                                  > (ROOM_REACH * side) ** 2)
     width = max(3, int(round(ROOM_WIDTH * side)) | 1)
-    opened = cv2.morphologyEx(beyond.astype(np.uint8), cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (width, width)))
-    return bool(opened.any())
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (width, width))
+    return bool(cv2.morphologyEx(beyond.astype(np.uint8), cv2.MORPH_OPEN, disc).any())
 
 
 def _by_outline(candidate: Candidate, cut: _Cut | None, unflagged: bool) -> bool:
@@ -677,8 +678,9 @@ def _flat_die_under(view: _WorkingCopy, candidate: Candidate, expected: float, o
     shadow or sides lengthen it: on synthetic hard, crowded and close trays of seeds 7, 13 and
     67, every such candidate the close look found 0.99 flat on one die the detector sees was a
     flat die (147; 3 more lay on no die, scored 0.06-0.34), their stacked scores 0.01-0.92, 39
-    at 0.5 or more, 4 at 0.8 or more: `/work/notes/edgesurvey.py`). The dice around include those the detector barely sees (FAINT_SEEN_SCORE):
-    seen from below, a die resting on another off its centre shows only a corner beside it.
+    at 0.5 or more, 4 at 0.8 or more: `/work/notes/edgesurvey.py`). The dice around include
+    those the detector barely sees (FAINT_SEEN_SCORE): seen from below, a die resting on
+    another off its centre shows only a corner beside it.
     Of two dice that near, one that another candidate (`others`, working pixels) lies on, nearer
     it than this one and as near as flat dice lie (MIN_CENTRE_GAP), is that candidate's: k-means
     cuts touching dice roughly, and a part cut across a pair lies near both (29 of the 132 flat
