@@ -1547,49 +1547,31 @@ def test_a_die_redrawn_by_the_close_look_keeps_its_square_where_glare_passes_for
     assert read.face in (5, None)
 
 
-def test_dice_flagged_stacked_only_for_their_rough_cut_are_read_when_the_close_look_is_sure():
-    # bench crowded tray: nine flat dice in touching clusters; k-means cut a cluster of three
-    # into parts that did not look like one die each, all flagged `stacked`, and the tray went
-    # to `check`. Each part lies flat by the close look (`vision.lean`), covers little more than
-    # the one die the detector sees in it, and no other die lies around: each is redrawn as that
-    # die and read
-    image, truth = synth.render_tray(70034, 9, view="above", clusters=0.9)
-    assert all(d["flags"] == [] for d in truth)
-    reading = read_tray(image)
-    assert reading.status == "ok" and reading.counts == faces_counted(truth)
-
-
-@pytest.mark.parametrize("seed,view", [(20240044, "below"), (720022, "above")])
-def test_a_rough_part_cut_across_two_touching_dice_is_read_as_the_one_no_other_part_lies_on(seed, view):
-    # bench crowded trays (seed 2024; untuned seed 72): k-means cut a pair of touching dice so
-    # that one part lay across both, near both dice the detector sees. The part stayed flagged
-    # `stacked` however flat it lay, and so did its neighbour, which is redrawn only when every
-    # die seen around keeps a candidate. The neighbour's candidate lies on one of the two dice:
-    # the part is the other die, and both are redrawn and read
+@pytest.mark.parametrize("seed,view", [
+    # bench crowded tray: k-means cut a cluster of three into parts that did not look like one
+    # die each, all flagged `stacked`. Each part lies flat by the close look (`vision.lean`),
+    # covers little more than the one die the detector sees in it, and no other die lies around
+    (70034, "above"),
+    # bench crowded trays (seed 2024; untuned seed 72): one part lay across a pair of touching
+    # dice, near both dice the detector sees; the neighbour's candidate lies on one of them, so
+    # the part is the other die (and the neighbour, redrawn only when every die seen around
+    # keeps a candidate, is read too)
+    (20240044, "below"),
+    (720022, "above"),
+    # bench crowded tray: a 6's part took in its shadow and a neighbour's edge (1.49 times the
+    # die the detector sees there), big enough to hide a die the detector misses; beyond the
+    # seen die's reach it holds nothing a die could be
+    (20240078, "above"),
+    # a crowded tray (seed 2024's, beyond the bench's share): k-means gave a 4 and a 2 that touch
+    # one part, both seen flat by the detector; cut between them, each half is one die
+    (20240126, "above"),
+])
+def test_dice_flagged_stacked_only_for_their_rough_cut_are_read_when_the_close_look_is_sure(seed, view):
+    # nine flat dice in touching clusters: parts that k-means cut roughly were flagged `stacked`
+    # and the tray went to `check`; each is redrawn as the die the detector sees, and read
     image, truth = synth.render_tray(seed, 9, view=view, clusters=0.9)
     assert all(d["flags"] == [] for d in truth)
     reading = read_tray(image, view)
-    assert reading.status == "ok" and reading.counts == faces_counted(truth)
-
-
-def test_a_rough_part_bigger_than_its_die_with_no_room_for_another_is_read():
-    # bench crowded tray: a 6 cut from its cluster with its shadow and a neighbour's edge in its
-    # part (1.49 times the die the detector sees there) stayed flagged `stacked`: a part that big
-    # might hide a die the detector misses. Beyond the seen die's reach its part holds nothing a
-    # die could be, so it is redrawn as that die and read
-    image, truth = synth.render_tray(20240078, 9, view="above", clusters=0.9)
-    assert all(d["flags"] == [] for d in truth)
-    reading = read_tray(image)
-    assert reading.status == "ok" and reading.counts == faces_counted(truth)
-
-
-def test_a_part_holding_two_flat_dice_is_cut_between_them():
-    # a crowded tray (seed 2024's, beyond the bench's share): k-means gave a 4 and a 2 that touch
-    # one part, both dice seen flat by the detector; the part was flagged `stacked` and the tray
-    # went to `check`. Cut between the two dice it seeds, each half is one die, read
-    image, truth = synth.render_tray(20240126, 9, view="above", clusters=0.9)
-    assert all(d["flags"] == [] for d in truth)
-    reading = read_tray(image)
     assert reading.status == "ok" and reading.counts == faces_counted(truth)
 
 
