@@ -650,9 +650,7 @@ def _room_for_another(region: tuple, centre: np.ndarray, side: float) -> bool:
     ys, xs = np.mgrid[:mask.shape[0], :mask.shape[1]]
     beyond = mask.astype(bool) & ((xs + x0 - centre[0]) ** 2 + (ys + y0 - centre[1]) ** 2
                                   > (ROOM_REACH * side) ** 2)
-    width = max(3, int(round(ROOM_WIDTH * side)) | 1)
-    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (width, width))
-    return bool(cv2.morphologyEx(beyond.astype(np.uint8), cv2.MORPH_OPEN, disc).any())
+    return _thickness(beyond) >= ROOM_WIDTH * side
 
 
 def _by_outline(candidate: Candidate, cut: _Cut | None, unflagged: bool) -> bool:
