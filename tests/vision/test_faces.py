@@ -552,10 +552,10 @@ def test_a_glare_spot_between_a_fours_pips_is_no_clean_five(byler_dir):
 
 
 def test_a_die_the_locator_already_flagged_unreadable_carries_the_flag_once():
-    """Hard synthetic phone-sized tray (the bench's seed 20240079): the locator flags a faint
-    square `unreadable` and the face reader cannot read it either; the die says so once, so the
+    """Hard synthetic phone-sized tray (the bench's seed 20240055): the locator flags a 5
+    `unreadable` and the face reader cannot read it either; the die says so once, so the
     table's warning and the JSON flags name it once."""
-    image, _ = synth.render_tray(20240079, 12, view="above", hard=True, size=(4032, 3024))
+    image, _ = synth.render_tray(20240055, 20, view="above", hard=True, size=(4032, 3024))
     reading = read_tray(image)
     flagged = [d for d in reading.dice if UNREADABLE in d.flags]
     assert flagged and reading.status == "check"
