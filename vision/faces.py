@@ -122,6 +122,9 @@ WIDER_PROB = 0.9
 TURNED_SCALE = 1.2
 TURNED_CHECK = 45.0
 TURNED_PROB = 0.5          # ...and refused where the classifier gives the counter's bigger count this much there
+# A refused face is cut again square to the counter's clean pattern when that is turned this many
+# degrees or more in its cut (`_aligned_read`).
+MIN_TURN = 10.0
 
 
 def _pattern_signature(points: list[tuple[float, float]]) -> list[float]:
@@ -337,17 +340,22 @@ def count_pips(face_bgr: np.ndarray) -> tuple[int, float]:
 
 
 def _count_pips(diff: np.ndarray, dist: np.ndarray, contrast: float) -> tuple[int, float]:
+    return _count_pips_placed(diff, dist, contrast)[:2]
+
+
+def _count_pips_placed(diff: np.ndarray, dist: np.ndarray, contrast: float) -> tuple[int, float, list]:
+    """`_count_pips`, and the centres of the pips counted (`_pips_placed`)."""
     if contrast < MIN_FACE_CONTRAST:
-        return 0, 1.0
+        return 0, 1.0, []
     scaled, low = _mark_map(dist, contrast)
-    best = _pips_at(scaled, low, diff)
+    best = _pips_placed(scaled, low, diff)
     if best[1] > 0.0:  # blurred pips may merge: a higher cut separates them
-        higher = _pips_at(scaled, low + 0.4 * (255.0 - low), diff)
+        higher = _pips_placed(scaled, low + 0.4 * (255.0 - low), diff)
         if higher[1] < best[1]:
             # a faint middle pip seen at the first cut is not unseen by a higher one; a 6 has no
             # bigger count it could be hiding, and its middle pair is where the first cut saw marks
             faint = best[1] == AMBIGUOUS and higher[0] != 6
-            best = (higher[0], max(higher[1], FAINT_MIDDLE)) if faint else higher
+            best = (higher[0], max(higher[1], FAINT_MIDDLE), higher[2]) if faint else higher
     return best
 
 
@@ -399,11 +407,16 @@ def verify_pips(face_bgr: np.ndarray, expected: int, one_colour: bool = True) ->
 def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, float]:
     """(pip count, layout error) of the marks above `level`; `diff` holds each pixel's colour
     offset from the body, since all pips of a face are painted in one colour."""
+    return _pips_placed(scaled, level, diff)[:2]
+
+
+def _pips_placed(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, float, list]:
+    """`_pips_at`, and the pips' centres (face units, 0..1) where it counted 1 to 6."""
     side = scaled.shape[0]
     mask = (scaled > level).astype(np.uint8)
     n, labels, stats, centroids = cv2.connectedComponentsWithStats(mask, connectivity=4)
     if n <= 1:
-        return 0, 1.0
+        return 0, 1.0, []
     # the blobs' sizes and places as Python numbers: a face holds a few blobs, and a loop over
     # them costs less than many small array operations (the area limits are rounded to float32,
     # as the thresholds the shipped rules were measured with)
@@ -416,7 +429,7 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
                if area >= smallest_mark and x > 0 and y > 0 and x + w < side and y + h < side
                and abs(cx - 0.5) < 0.4 and abs(cy - 0.5) < 0.4]
     if not visible:
-        return 0, 1.0
+        return 0, 1.0, []
     # per blob: sums of x*x, y*y, x*y over its pixels (its shape) and of their colour offsets (its paint)
     by_channel = (labels.reshape(-1, 1) * 3 + _CHANNELS).ravel()  # each pixel's label, per channel
     moments = np.bincount(by_channel, _square_moments(labels.shape), 3 * n).reshape(n, 3)[1:].tolist()
@@ -424,7 +437,7 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
     round_pip = [i for i in visible if _elongation(moments[i], blobs[i][4], middles[i]) <= 1.7
                  and blobs[i][4] / (blobs[i][2] * blobs[i][3]) > 0.45 and blobs[i][4] <= largest]
     if not round_pip:
-        return 0, 1.0
+        return 0, 1.0, []
     round_areas = sorted(blobs[i][4] for i in round_pip)
     typical = float(round_areas[len(round_areas) // 2])
     smallest, biggest = float(np.float32(0.4 * typical)), float(np.float32(2.5 * typical))
@@ -434,7 +447,7 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
                 and abs(places[i][1] - 0.5) < 0.3 and blobs[i][4] > stray_min)
     count = len(pips)
     if count > 6:
-        return count, 1.0
+        return count, 1.0, []
     areas = np.float32([blobs[i][4] for i in pips])
     error = _layout_error([places[i] for i in pips], areas / unit)
     if stray:  # a mark that is no pip: a picture, a swirl, a glare streak
@@ -466,7 +479,7 @@ def _pips_at(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[int, f
         _, _, w, h, area = blobs[pips[0]]
         if area / (w * h) < MIN_ACE_FILL:
             error = 1.0
-    return count, min(error, 1.0)
+    return count, min(error, 1.0), [places[i] for i in pips]
 
 
 _CHANNELS = np.arange(3)
@@ -642,6 +655,12 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
         read = _recentred_ace(image_bgr, tops[i], crops[i], view)
         if read is not None and _ace_stands_alone(other_cuts(i)):
             reads[i] = read
+    # a face cut turned off the die's own square (its outline boxed askew): the counter's clean
+    # pattern shows by how much, and the face is read again cut square to it
+    for i in [i for i in again if reads[i].value is None]:
+        quads = [tops[i], outlines[i], _about_centre(outlines[i], 0.85)]
+        cuts = [crops[i]] + other_cuts(i)[:2]
+        reads[i] = _aligned_read(image_bgr, quads, cuts, looks(i), view, calibration) or reads[i]
     # a 2 or 4 whose cut 0.85 times its outline shows the counter a clean 3 or 5 has a faint
     # middle pip the wider cuts lose (a dark blue 3 from a tilted camera: the counter's clean 2
     # and the classifier's 0.97 on the first crop)
@@ -690,6 +709,48 @@ def _recentred_ace(image_bgr: np.ndarray, quad: np.ndarray, crop: np.ndarray, vi
     if pips != 1 or layout_error > ACE_VERIFY_ERROR or sure < ACE_SECOND_LOOK_PROB:
         return None
     return FaceRead(1, round(sure * (1.0 - layout_error), 4), "pips")
+
+
+def _aligned_read(image_bgr: np.ndarray, quads: list[np.ndarray], cuts: list[np.ndarray],
+                  looks: list[tuple[int, float]], view: str, calibration) -> FaceRead | None:
+    """A refused face read again cut square to its pips. The first of the die's `looks` (the
+    counter on `cuts`, cut from `quads`: top face, outline, 0.85 times it) with a clean pattern
+    of 2 to 6 pips tells how far that pattern is turned in its cut (`_pattern_turn`); from
+    MIN_TURN degrees the face is cut again from that quad turned so, grown to hold the whole of
+    the cut it turns (no pip it showed is cut off: one row of a 6 alone would pass for a 3 on
+    the diagonal), and read with every rule (`_read_crops`; the outline's other cuts turned and
+    grown alike). The classifier learnt faces cut square: a 3 whose diagonal runs upright in its
+    cut looks to it like half a 6. The read stands only on the count the counter saw, and the
+    counter vetoes it on no look (`_vetoes`)."""
+    clean = [(quad, cut, count) for quad, cut, (count, layout_error) in zip(quads, cuts, looks)
+             if 2 <= count <= 6 and layout_error <= MAX_LAYOUT_ERROR]
+    if not clean:
+        return None
+    quad, cut, count = clean[0]
+    turn = _pattern_turn(_count_pips_placed(*_colour_offsets(_canonical(cut)))[2])
+    if abs(turn) < MIN_TURN:
+        return None
+    grown = abs(math.cos(math.radians(turn))) + abs(math.sin(math.radians(turn)))
+    turn = turn if view == "above" else -turn  # a face seen from below was cut mirrored
+    others = [_cut(image_bgr, _about_centre(quads[1], grown * scale, turn), view) for scale in (1.0, 0.85, 1.2)]
+    read = _read_crops([_cut(image_bgr, _about_centre(quad, grown, turn), view)], calibration,
+                       lambda k: others)[0][0]
+    if read.kind == "pips" and read.value == count and not any(_vetoes(c, e, count) for c, e in looks):
+        return read
+    return None
+
+
+def _pattern_turn(places: list) -> float:
+    """How far (degrees, -45..45) a pip pattern is turned in its cut: a 2's or 3's pips lie on
+    the face's diagonal, a 4's, 5's or 6's on a rectangle along its sides."""
+    pts = np.float32(places)
+    if len(pts) <= 3:
+        a, b = max(((p, q) for k, p in enumerate(pts) for q in pts[k + 1:]),
+                   key=lambda pair: float(np.sum((pair[0] - pair[1]) ** 2)))
+        angle = math.degrees(math.atan2(b[1] - a[1], b[0] - a[0])) - 45.0
+    else:
+        angle = cv2.minAreaRect(pts)[2]
+    return (angle + 45.0) % 90.0 - 45.0
 
 
 def _about_centre(quad: np.ndarray, scale: float, degrees: float = 0.0) -> np.ndarray:

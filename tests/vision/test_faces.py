@@ -681,3 +681,35 @@ def test_a_die_boxed_far_off_its_own_turn_is_refused_not_read_as_fewer_pips():
     # the same die boxed at its own turn is read, turned cut and all
     read = faces.read_faces(image, [candidate(die["corners"])])[0]
     assert read.value == 4
+
+
+def test_a_face_boxed_askew_is_read_cut_square_to_its_pips():
+    """Hard tray (seed 70037): a black 3 boxed about 40 degrees off its own turn, so its top-face
+    crop shows the three pips upright in a column, which the classifier takes for half a 6
+    (0.71 for a 3): refused. The counter's clean 3 shows how far the pattern is turned; cut
+    square to it, both cues read the 3."""
+    image, truth = synth.render_tray(70037, 22, view="above", hard=True)
+    die = min(truth, key=lambda d: np.hypot(d["center"][0] - 1147, d["center"][1] - 403))
+    assert (die["face"], die["flags"]) == (3, [])
+    reading = read_tray(image)
+    (hit,) = [d for d in reading.dice if np.hypot(d.center[0] - die["center"][0], d.center[1] - die["center"][1]) < 0.5 * die["size"]]
+    assert abs((hit.angle - die["angle"] + 45) % 90 - 45) > 30   # the box the locator gives is turned far off
+    assert (hit.face, hit.flags) == (3, ())
+
+
+@pytest.mark.parametrize("kind, seed, n_dice, size, die_px, at", [
+    ("far", 710016, 25, (4032, 3024), (40.0, 80.0), (618, 495)),
+    ("hard", 720052, 30, (1640, 1232), None, (1171, 100)),
+], ids=["far-710016", "hard-720052"])
+def test_one_row_of_a_six_is_never_cut_square_into_a_three(kind, seed, n_dice, size, die_px, at):
+    """Untuned bench trays (seeds 71 and 72): a 6 boxed askew whose crop shows the counter one
+    row of three pips, clean, the other row lost. Cut square to that row as to a 3's diagonal,
+    a cut of the same size leaves the other row outside, and both cues read a 3. The cut is
+    grown to hold all the first one held: the 6 is refused or read 6."""
+    options = {"hard": kind == "hard", "size": size, **({"die_px": die_px} if die_px else {})}
+    image, truth = synth.render_tray(seed, n_dice, view="above", **options)
+    die = min(truth, key=lambda d: np.hypot(d["center"][0] - at[0], d["center"][1] - at[1]))
+    assert (die["face"], die["flags"]) == (6, [])
+    reading = read_tray(image)
+    (hit,) = [d for d in reading.dice if np.hypot(d.center[0] - die["center"][0], d.center[1] - die["center"][1]) < 0.5 * die["size"]]
+    assert hit.face in (None, 6)
