@@ -256,6 +256,7 @@ ACE_PIP_REACH = 0.3           # ...or, for a lone pip, this near: an ace's pip i
 
 
 _BLANK = "blank"               # a piece of a cluster without marks: not reported, only checked against
+_TOKEN = "token"               # a coin (`_token`): not reported, but it accounts for the die the detector sees there
 _APART = "apart"               # a part of a cluster the net sees as one flat die, apart from the others
 _ROUGH = "rough"               # a part flagged stacked only because its cut does not look like one die
 _LONG = "long"                 # a lone die whose long outline only its geometry calls a flat die's
@@ -317,11 +318,13 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     on_tray = cv2.morphologyEx(on_tray.astype(np.uint8), cv2.MORPH_OPEN, kernel).astype(bool)
     blobs = _blobs(on_tray, view.min_side, view.max_side)
     lum = view.lab[..., 0]
-    candidates, blank, cuts, seen = [], [], [], []
+    candidates, blank, tokens, cuts, seen = [], [], [], [], []
     for index, blob in enumerate(blobs):
         for region, flags in _split(blob, expected, view.lab):
             if _BLANK in flags:
                 blank.append(_candidate(region, flags, view))
+            elif _TOKEN in flags:
+                tokens.append(_candidate(region, (), view))
             else:
                 candidates.append(_candidate(region, tuple(f for f in flags if f not in _CUT_NOTES), view))
                 side = _net_side(blob, region[0], expected, view.lab) if _APART in flags else None
@@ -379,7 +382,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     # and grainy, left out of the count of a byler-d6 test photo)
     unexplained = False
     for side in (expected, GRAINY_LARGER * expected) if view.grainy else (expected,):
-        found, unmarked = _unaccounted_dice(view, tray_mask, candidates, side)
+        found, unmarked = _unaccounted_dice(view, tray_mask, candidates + tokens, side)
         unexplained |= unmarked
         for region, flags in found:
             candidates.append(_candidate(region, flags, view))
@@ -796,9 +799,11 @@ def _floor_and_dice(view: _WorkingCopy, tray: np.ndarray | None,
 def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidates: list[Candidate],
                       expected: float):
     """(regions, unmarked): the dice the detector sees over the whole working copy that no
-    candidate accounts for, as (region (mask, x0, y0), flags): a second count, so that a die the
-    colour steps lost (merged with the tray's wall, taken for its shadow) sends the photo to
-    `check` instead of being counted short. Such a die must lie on the floor or near it (the
+    candidate accounts for (`candidates` may include the tokens `_split` set aside: the detector
+    takes a coin for a die, and a small one's blurred rim passes for its marks), as (region
+    (mask, x0, y0), flags): a second count, so that a die the colour steps lost (merged with
+    the tray's wall, taken for its shadow) sends the photo to `check` instead of being counted
+    short. Such a die must lie on the floor or near it (the
     floor found stops short of the dice that line a wall, and of a die behind one of them) and
     carry marks (a die has pips or a picture; a coin or a bottle cap has none), unless the
     frame cuts it off (what is left of it may show none; it is flagged `cut`). It is flagged
@@ -931,7 +936,7 @@ def _unaccounted(centres: np.ndarray, sides: np.ndarray | float, known: np.ndarr
     return keep
 
 
-def _marked(lightness: np.ndarray, hue: np.ndarray, expected: float) -> bool:
+def _marked(lightness: np.ndarray, hue: np.ndarray, expected: float, radii=MARK_MIDDLES) -> bool:
     """True when a die-sized patch has sharp marks in its middle: pips or a picture, of
     MARK_CONTRAST in `lightness` (Lab L), or of DIM_MARK_CONTRAST there and MARK_HUE in `hue`
     (Lab a and b; coloured pips on a dark die show more hue than lightness). Looked for within
@@ -940,7 +945,7 @@ def _marked(lightness: np.ndarray, hue: np.ndarray, expected: float) -> bool:
     share of it."""
     sigma = max(1.0, MARK_SCALE * expected)
     patch = np.dstack([lightness, hue])
-    for radius in MARK_MIDDLES:
+    for radius in radii:
         light, *hues = _middle_detail(patch, sigma, radius)
         if light >= MARK_CONTRAST or (light >= DIM_MARK_CONTRAST and max(hues) >= MARK_HUE):
             return True
@@ -1642,7 +1647,8 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
     if area_ratio < SPECK_AREA or width < 0.5 * expected or _thickness(blob.mask) < 0.3 * expected:
         return  # far too small or thin for a die: a speck, a line, the tray's rim
     if _token(blob, expected, lab):
-        return  # a disc whose only detail is its rim: a coin, a token, a bottle cap
+        yield (blob.mask, blob.x0, blob.y0), (_TOKEN,)   # a coin, a token, a bottle cap: never reported
+        return
     if _plain(blob, lum):
         if _faint_die(blob, expected, lab):
             # a die-sized square with faint marks or none: a dark die's dim pips seen from below, maybe
@@ -2719,12 +2725,19 @@ def _token(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
     its corners rounded, fills less: on synthetic hard and crowded trays of seed 7, 1,713 lone
     dice filled 0.92 at most, and the 19 lone blobs that were no die 0.97-1.03 (12, 10 of them
     unmarked) or 0.56-0.89; on byler-d6 train photos 965 lone dice filled 0.95 at most (one,
-    marked in its middle; 99 % under 0.91)."""
+    marked in its middle; 99 % under 0.91).
+
+    Marks are looked for within the inner radius alone: a small disc's blurred rim reaches the
+    outer one (a dark disc 19 px across in the working copy: Lab L detail 38.6 within 0.42 of
+    its side, 16.0 within 0.35). Every die filling 0.9 of its circle or more shows marks within
+    the inner radius (`tokensurvey2.py`: synthetic hard and crowded seed 7, 10; byler-d6 train
+    photos as taken and dark and grainy, 31, all but one marked there, that one plain within
+    both radii and filling 0.90); none fills 0.95."""
     if _circle_fill(blob.mask) < DISC_FILL:
         return False
     h, w = blob.mask.shape
     patch = lab[blob.y0:blob.y0 + h, blob.x0:blob.x0 + w]
-    return not _marked(patch[..., 0], patch[..., 1:], expected)
+    return not _marked(patch[..., 0], patch[..., 1:], expected, MARK_MIDDLES[:1])
 
 
 def _plain(blob: _Blob, lum: np.ndarray) -> bool:
