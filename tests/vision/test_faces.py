@@ -22,6 +22,18 @@ def countable(truth):
     return [d for d in truth if not d["flags"]]
 
 
+def truth_die_near(truth, at):
+    """The truth die whose centre lies nearest `at` (x, y)."""
+    return min(truth, key=lambda d: np.hypot(d["center"][0] - at[0], d["center"][1] - at[1]))
+
+
+def read_as(reading, die):
+    """The one die of `reading` within half a side of the truth die's centre."""
+    (hit,) = [d for d in reading.dice
+              if np.hypot(d.center[0] - die["center"][0], d.center[1] - die["center"][1]) < 0.5 * die["size"]]
+    return hit
+
+
 def read_all(image, truth, view, calibration=None):
     dice = countable(truth)
     return dice, faces.read_faces(image, [candidate(d["corners"]) for d in dice], view, calibration)
@@ -103,7 +115,7 @@ def test_teaching_through_the_locator_like_calibrate_does():
     reads = faces.read_faces(image, candidates, "above", calibration)
     by_place = {}
     for cand, read in zip(candidates, reads):
-        die = min(truth, key=lambda d: np.hypot(d["center"][0] - cand.center[0], d["center"][1] - cand.center[1]))
+        die = truth_die_near(truth, cand.center)
         by_place[tuple(die["center"])] = (die["seen"], read.value)
     assert len(by_place) == 8
     assert all(seen == value for seen, value in by_place.values())
@@ -272,7 +284,7 @@ def test_one_pip_of_a_two_in_a_misplaced_outline_is_not_an_ace():
     its edge. The classifier takes the crop for an ace; a wider cut shows a clean 2."""
     image, truth = synth.render_tray(20240017, 22, view="below", hard=True)
     corners = [(246.78, 659.34), (303.16, 659.34), (303.16, 715.72), (246.78, 715.72)]
-    die = min(truth, key=lambda d: np.hypot(d["center"][0] - 275.0, d["center"][1] - 687.5))
+    die = truth_die_near(truth, (275.0, 687.5))
     assert die["seen"] == 2
     assert faces.read_face(image, candidate(corners), "below").value in (None, 2)
 
@@ -283,7 +295,7 @@ def test_part_of_a_five_in_an_off_centre_outline_is_not_read_as_a_two():
     2. Cut along the outline as given, the die shows more: the read is refused."""
     image, truth = synth.render_tray(95049, 20, view="above", hard=True, picture_faces="skull")
     outline = [(566.7, 643.9), (545.8, 679.0), (510.7, 658.2), (531.6, 623.1)]
-    die = min(truth, key=lambda d: np.hypot(d["center"][0] - 538.7, d["center"][1] - 651.0))
+    die = truth_die_near(truth, (538.7, 651.0))
     assert die["seen"] == 5
     assert faces.read_face(image, candidate(outline), "above").value in (None, 5)
 
@@ -665,17 +677,24 @@ def test_a_middle_pip_seen_rules_out_an_even_face(train_die, name, die_at, face,
     assert hit.face in (None, face)
 
 
+def boxed_askew(seed, n_dice, at, face):
+    """A flat die with `face` up near `at` on a bench hard tray, which the locator boxes more than
+    30 degrees off its own turn: (image, truth die, reading, the reading's die)."""
+    image, truth = synth.render_tray(seed, n_dice, view="above", hard=True)
+    die = truth_die_near(truth, at)
+    assert (die["face"], die["flags"]) == (face, [])
+    reading = read_tray(image)
+    hit = read_as(reading, die)
+    assert abs((hit.angle - die["angle"] + 45) % 90 - 45) > 30   # the box the locator gives is turned far off
+    return image, die, reading, hit
+
+
 def test_a_die_boxed_far_off_its_own_turn_is_refused_not_read_as_fewer_pips():
     """Bench hard tray (seed 130054): a marbled yellow 4 against the tray's wall, its blob merged
     with the wall's strip, is boxed 36 degrees off its own turn; every upright cut shows two of
     its pips whole and two cut off, and both cues read a 2, 0.98 sure, in a photo called `ok`.
     Cut 1.2 times that box turned by 45 degrees it shows its four pips: it is refused."""
-    image, truth = synth.render_tray(130054, 16, view="above", hard=True)
-    die = min(truth, key=lambda d: np.hypot(d["center"][0] - 662, d["center"][1] - 238))
-    assert (die["face"], die["flags"]) == (4, [])
-    reading = read_tray(image)
-    (hit,) = [d for d in reading.dice if np.hypot(d.center[0] - die["center"][0], d.center[1] - die["center"][1]) < 0.5 * die["size"]]
-    assert abs((hit.angle - die["angle"] + 45) % 90 - 45) > 30   # the box the locator gives is turned far off
+    image, die, reading, hit = boxed_askew(130054, 16, (662, 238), 4)
     assert (hit.face, hit.flags) == (None, (UNREADABLE,))
     assert reading.status == "check"
     # the same die boxed at its own turn is read, turned cut and all
@@ -688,12 +707,7 @@ def test_a_face_boxed_askew_is_read_cut_square_to_its_pips():
     crop shows the three pips upright in a column, which the classifier takes for half a 6
     (0.71 for a 3): refused. The counter's clean 3 shows how far the pattern is turned; cut
     square to it, both cues read the 3."""
-    image, truth = synth.render_tray(70037, 22, view="above", hard=True)
-    die = min(truth, key=lambda d: np.hypot(d["center"][0] - 1147, d["center"][1] - 403))
-    assert (die["face"], die["flags"]) == (3, [])
-    reading = read_tray(image)
-    (hit,) = [d for d in reading.dice if np.hypot(d.center[0] - die["center"][0], d.center[1] - die["center"][1]) < 0.5 * die["size"]]
-    assert abs((hit.angle - die["angle"] + 45) % 90 - 45) > 30   # the box the locator gives is turned far off
+    _, _, _, hit = boxed_askew(70037, 22, (1147, 403), 3)
     assert (hit.face, hit.flags) == (3, ())
 
 
@@ -708,8 +722,8 @@ def test_one_row_of_a_six_is_never_cut_square_into_a_three(kind, seed, n_dice, s
     grown to hold all the first one held: the 6 is refused or read 6."""
     options = {"hard": kind == "hard", "size": size, **({"die_px": die_px} if die_px else {})}
     image, truth = synth.render_tray(seed, n_dice, view="above", **options)
-    die = min(truth, key=lambda d: np.hypot(d["center"][0] - at[0], d["center"][1] - at[1]))
+    die = truth_die_near(truth, at)
     assert (die["face"], die["flags"]) == (6, [])
     reading = read_tray(image)
-    (hit,) = [d for d in reading.dice if np.hypot(d.center[0] - die["center"][0], d.center[1] - die["center"][1]) < 0.5 * die["size"]]
+    hit = read_as(reading, die)
     assert hit.face in (None, 6)
