@@ -801,20 +801,20 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     """(regions, unmarked): the dice the detector sees over the whole working copy that no
     candidate accounts for (`candidates` may include the tokens `_split` set aside: the detector
     takes a coin for a die, and a small one's blurred rim passes for its marks), as (region
-    (mask, x0, y0), flags): a second count, so that a die the colour steps lost (merged with
-    the tray's wall, taken for its shadow) sends the photo to `check` instead of being counted
-    short. Such a die must lie on the floor or near it (the
-    floor found stops short of the dice that line a wall, and of a die behind one of them) and
-    carry marks (a die has pips or a picture; a coin or a bottle cap has none), unless the
-    frame cuts it off (what is left of it may show none; it is flagged `cut`). It is flagged
-    `unreadable`, and is `faint` (a sure read counts it) when its centre lies ON_FLOOR_DEPTH
-    of its side or more inside the floor (or no floor was found) and no other die the detector
-    sees lies within MIN_CENTRE_GAP of its side (it may be that die's second peak). `unmarked`:
-    whether the detector sees such a die there without marks (a coin, or a die too dim to show its pips);
-    one it is SURE_UNMARKED_SCORE sure of is flagged all the same (a dark grey die with dim
-    pips under a lamp's glare, 0.88, was left out of the count and the photo was `ok`; the
-    coins, screws and clips of the bench's synthetic sets (seed 2024) and hard seeds 7 and 17
-    that it sees unaccounted for score 0.6-0.81)."""
+    (mask, x0, y0), flags): a second count, so that a die the colour steps lost (merged with the
+    tray's wall, taken for its shadow) sends the photo to `check` instead of being counted
+    short. Such a die must lie on the floor or near it (the floor found stops short of the dice
+    that line a wall, and of a die behind one of them) and carry marks (a die has pips or a
+    picture; a coin or a bottle cap has none), unless the frame cuts it off (what is left of it
+    may show none; it is flagged `cut`). It is flagged `unreadable`, and is `faint` (a sure read
+    counts it) when its centre lies ON_FLOOR_DEPTH of its side or more inside the floor (or no
+    floor was found) and no other die the detector sees lies within MIN_CENTRE_GAP of its side
+    (it may be that die's second peak). `unmarked`: whether the detector sees such a die there
+    without marks (a coin, or a die too dim to show its pips); one it is SURE_UNMARKED_SCORE
+    sure of is flagged all the same (a dark grey die with dim pips under a lamp's glare, 0.88,
+    was left out of the count and the photo was `ok`; the coins, screws and clips of the bench's
+    synthetic sets (seed 2024) and hard seeds 7 and 17 that it sees unaccounted for score
+    0.6-0.81)."""
     known = _in_working([c.center for c in candidates], view.scale).astype(np.float32).reshape(-1, 2)
     # the centre head alone first (cheap); on most photos every die it sees is a candidate's
     seen, _ = die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)
