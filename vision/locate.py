@@ -170,6 +170,9 @@ PIP_SIZED_SHARE = 0.35        # lone "dice" all under this share of the dice see
 CLUSTER_DIE_SIDE = 0.7        # ...dice the detector sees in one, this share of its side or less...
 CLUSTER_GAP = 0.75            # ...and centres this far apart (their sides) or more, make it a cluster (one real
                               # die seen at twice its size: pieces 0.27-0.61 apart; touching dice: 0.84 or more)...
+DETECTOR_SIZED_DICE = 3       # with no lone die, the detector's median side stands where it sees this many dice...
+DETECTOR_SIZED_SCORE = 0.8    # ...this sure of each (real photos' dice mostly score 0.5-0.8)...
+DETECTOR_SIZE_FIT = 1.25      # ...and that side lies more than this many times off the guess
 CLUSTER_COVER = 0.5           # ...and their top faces cover this share of it (clusters: 0.67-0.89; a real die's
                               # pips taken for dice a quarter its size: 0.14-0.3)
 UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone sees (a tray's printed wall: 0.51)...
@@ -1446,7 +1449,8 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
     dice, cut into 27 pieces). Where the smallest blob's dice are within twice the guess and
     it holds touching dice, the dice are as big as the detector sizes them there, if bigger
     than the guess (untuned crowded seed 64's 640026: the guess was 0.7 of the dice, and a
-    black 4 found by one pip was boxed that small and read as an ace)."""
+    black 4 found by one pip was boxed that small and read as an ace). With no lone die, the
+    detector run over the whole photo checks the side found (`_detector_sized`)."""
     if calibration is not None and getattr(calibration, "die_size", None):
         # the calibration keeps the top faces' side (`calibration.learn_dice`), a blob takes in the
         # sides too; and it stands only where the photo's own dice bear it out (another set, or
@@ -1470,27 +1474,7 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
     if beside_pips is not None:
         return beside_pips
     if not lone:
-        guess = min_side * 2.5
-        # (a strip, a streak of wood grain or a tray's rim, holds no die to size: untuned close
-        # seed 31's 310007 and 310087, where one was the smallest blob, and the dice were cut
-        # into their pips; nor does a blob without marks or a lamp's glow: untuned crowded seed
-        # 71's 710020, nine dice in one cluster sized by a piece of rim without marks, three times
-        # the dice, and cut into three pieces)
-        blobs = [blob for blob in blobs
-                 if blob.area >= guess * guess and _squareness(blob.mask)[1] <= STRIP_ASPECT
-                 and not _plain(blob, lab[..., 0]) and not _glow(blob, lab[..., 0], SIZE_GLOW_SHARE)]
-        if not blobs:
-            return guess
-        smallest = min(blobs, key=lambda blob: blob.area)
-        side = _die_side_in(smallest, lab)
-        if side <= 2 * guess:
-            if side < np.sqrt(smallest.area):   # touching dice
-                found = _detections_in(smallest, 0.5 * float(np.sqrt(smallest.area)), lab)
-                return max(guess, float(_median(found.sides)) / TOP_PER_USUAL)
-            return guess
-        found = _detections_in(smallest, guess, lab)
-        covered = len(found.centres) * float(_median(found.sides)) ** 2 if len(found.centres) else 0.0
-        return side if len(found.centres) <= 1 or covered < CLUSTER_COVER * smallest.area else guess
+        return _detector_sized(_side_without_lone_dice(blobs, min_side, lab), lab)
     if len(lone) <= FEW_LONE_DICE:
         sides = [_die_side_in(blob, lab) for blob in lone]
         biggest = max(blob.area for blob in lone)
@@ -1500,6 +1484,52 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
         return float(_median(_merged_sides_measured([lone[i] for i in dice], [sides[i] for i in dice],
                                                     clustered, lab)))
     return float(_median([np.sqrt(blob.area) for blob in lone]))
+
+
+def _side_without_lone_dice(blobs: list[_Blob], min_side: float, lab: np.ndarray) -> float:
+    """`_expected_side` where no lone die is seen (every die touching another or showing its
+    sides): the guess, or the dice of the smallest blob with marks, as told there."""
+    guess = min_side * 2.5
+    # (a strip, a streak of wood grain or a tray's rim, holds no die to size: untuned close
+    # seed 31's 310007 and 310087, where one was the smallest blob, and the dice were cut
+    # into their pips; nor does a blob without marks or a lamp's glow: untuned crowded seed
+    # 71's 710020, nine dice in one cluster sized by a piece of rim without marks, three times
+    # the dice, and cut into three pieces)
+    blobs = [blob for blob in blobs
+             if blob.area >= guess * guess and _squareness(blob.mask)[1] <= STRIP_ASPECT
+             and not _plain(blob, lab[..., 0]) and not _glow(blob, lab[..., 0], SIZE_GLOW_SHARE)]
+    if not blobs:
+        return guess
+    smallest = min(blobs, key=lambda blob: blob.area)
+    side = _die_side_in(smallest, lab)
+    if side <= 2 * guess:
+        if side < np.sqrt(smallest.area):   # touching dice
+            found = _detections_in(smallest, 0.5 * float(np.sqrt(smallest.area)), lab)
+            return max(guess, float(_median(found.sides)) / TOP_PER_USUAL)
+        return guess
+    found = _detections_in(smallest, guess, lab)
+    covered = len(found.centres) * float(_median(found.sides)) ** 2 if len(found.centres) else 0.0
+    return side if len(found.centres) <= 1 or covered < CLUSTER_COVER * smallest.area else guess
+
+
+def _detector_sized(side: float, lab: np.ndarray) -> float:
+    """A usual die's side found with no lone die to measure, checked by the detector run once
+    over the whole working copy, told of dice that size: where it is DETECTOR_SIZED_SCORE sure
+    of DETECTOR_SIZED_DICE dice or more, and their median side lies more than DETECTOR_SIZE_FIT
+    times off the side found, the detector's stands (its side head reads up to twice off the
+    side it is told). Pale dice on a pale board, every one touching another, show the colour
+    steps pieces of them: crowded seed 72's 720079 and 720108 were sized 0.62 and 0.63 of
+    their dice, and every cluster cut into pieces; the detector's median was 1.04 of both.
+    Surveyed (`/work/notes/sizesurvey.py`, the photos with no lone die among crowded seeds 71
+    and 72 and close, hard, far and plain seed 7): on crowded trays the detector's median lay
+    0.85-1.04 of the truth, the side found 0.62-1.12. Real photos' dice mostly score under
+    0.8: of the byler-d6 train photos as taken only 112902 has no lone die, and the detector is
+    that sure of one die there."""
+    found = detect_dice(lab, side, min_score=DETECTOR_SIZED_SCORE)
+    if len(found.centres) < DETECTOR_SIZED_DICE:
+        return side
+    seen = float(_median(found.sides)) / TOP_PER_USUAL
+    return seen if not 1.0 / DETECTOR_SIZE_FIT <= seen / side <= DETECTOR_SIZE_FIT else side
 
 
 def _pip_sized(side: float, others: list[float]) -> bool:
