@@ -1751,6 +1751,9 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
         yield (blob.mask, blob.x0, blob.y0), (EDGE,)
         return
     apart = _net_sees_apart(blob, expected, lab) and len(parts) > 1
+    # (a band's parts count where the detector sees them as a row of flat dice, one in each:
+    # bench crowded trays 70089 and 710023, whose rows of touching dice were all flagged)
+    band = band and not _detector_sees_row(blob, parts, expected, lab)
     board = None
     for part, fine, die in zip(parts, good, seen):
         plain = _plain(_Blob(part, blob.x0, blob.y0), lum)
@@ -1767,8 +1770,8 @@ def _split(blob: _Blob, expected: float, lab: np.ndarray):
                     yield (part, blob.x0, blob.y0), (_BLANK,)
             # else: a piece of shadow or wall cut off with the dice: no marks, no die
         else:
-            # a part of a band is never counted: it may be a marked ruler's or rim's, or the cut
-            # of a row into dice may be off by one
+            # a part of a band the detector does not see as a row of dice is never counted: it
+            # may be a marked ruler's or rim's, or the cut of a row into dice may be off by one
             if band:
                 yield (part, blob.x0, blob.y0), (STACKED,)
             else:
@@ -1810,6 +1813,14 @@ def _detector_sees_flat_dice(blob: _Blob, expected: float, lab: np.ndarray) -> b
     not one die on its edge."""
     found = _blob_detections(blob, expected, lab)
     return len(found.centres) > 1 and all(_sure_flat(found, i) for i in range(len(found.centres)))
+
+
+def _detector_sees_row(blob: _Blob, parts: list[np.ndarray], expected: float, lab: np.ndarray) -> bool:
+    """True when the net sees a band cut into `parts` as a row of dice: as many dice as parts,
+    each lying flat on no other, sure of it, one centre in each part."""
+    found = _blob_detections(blob, expected, lab)
+    return (len(found.centres) == len(parts) and all(_sure_flat(found, i) for i in range(len(parts)))
+            and all(int(_on_mask(part, found.centres).sum()) == 1 for part in parts))
 
 
 def _detector_sees_on_edge(blob: _Blob, expected: float, lab: np.ndarray) -> bool:
