@@ -27,7 +27,8 @@ def in_box(box, candidates):
 
 
 def faces_counted(dice) -> dict[str, int]:
-    """How many of these truth dice (top view, none flagged) show each face, as `Reading.counts` counts."""
+    """How many of these truth dice (none flagged) show each face on top, as `Reading.counts`
+    counts them (a truth die's `face` is its top face from either view)."""
     return {str(f): sum(d["face"] == f for d in dice) for f in range(1, 7)}
 
 
