@@ -175,6 +175,7 @@ DETECTOR_SIZED_SCORE = 0.8    # ...this sure of each (real photos' dice mostly s
 DETECTOR_SIZE_FIT = 1.25      # ...and that side lies more than this many times off the guess
 CLUSTER_COVER = 0.5           # ...and their top faces cover this share of it (clusters: 0.67-0.89; a real die's
                               # pips taken for dice a quarter its size: 0.14-0.3)
+SURER_MARGIN = 0.05           # a blob's dice are the size the detector sees them surer at, by this much (`_surer`)
 UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone sees (a tray's printed wall: 0.51)...
 UNACCOUNTED_REACH = 1.6      # ...that counts this near the floor found (sides: a die behind one against the wall)
 SURE_UNMARKED_SCORE = 0.85   # ...and, this sure, flagged even where it shows no marks (a dim die under glare)
@@ -1443,7 +1444,8 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
     lone die (every die touching another or showing its sides: a phone held close over a few dice) a
     guess, 2.5 times the smallest die accepted, stands unless the smallest blob with marks has dice
     more than twice that and the detector, told of dice that small, sees no more than one
-    there, or sees things too small to cover the blob as dice would (CLUSTER_COVER: pips; a
+    there, or sees a die of the blob's dice surer than those (`_surer`), or, neither
+    surer, things too small to cover the blob as dice would (CLUSTER_COVER: pips; a
     tray's dice all in one cluster, it sees them all and they cover it): a guess that small
     cut close dice into their pips (untuned close seed 31's 310009: two clusters of three
     dice, cut into 27 pieces). Where the smallest blob's dice are within twice the guess and
@@ -1480,7 +1482,8 @@ def _expected_side(blobs: list[_Blob], calibration, scale: float, min_side: floa
         biggest = max(blob.area for blob in lone)
         clustered = _clustered_die_sides([blob for blob in blobs if min_side * min_side <= blob.area <= biggest
                                           and not any(blob is other for other in lone)], lab)
-        dice = [i for i in range(len(lone)) if not _pip_sized(sides[i], sides[:i] + sides[i + 1:] + clustered)]
+        dice = [i for i in range(len(lone))
+                if not _pip_sized(lone[i], sides[i], sides[:i] + sides[i + 1:] + clustered, lab)]
         return float(_median(_merged_sides_measured([lone[i] for i in dice], [sides[i] for i in dice],
                                                     clustered, lab)))
     return float(_median([np.sqrt(blob.area) for blob in lone]))
@@ -1508,8 +1511,21 @@ def _side_without_lone_dice(blobs: list[_Blob], min_side: float, lab: np.ndarray
             return max(guess, float(_median(found.sides)) / TOP_PER_USUAL)
         return guess
     found = _detections_in(smallest, guess, lab)
-    covered = len(found.centres) * float(_median(found.sides)) ** 2 if len(found.centres) else 0.0
-    return side if len(found.centres) <= 1 or covered < CLUSTER_COVER * smallest.area else guess
+    if len(found.centres) <= 1:
+        return side
+    # the detector told of dice the guess's size and of dice the side found: the size it sees
+    # surer stands (untuned close seed 7's 70047 and 70067, every die touching another on a
+    # dark or mottled board: the guess 0.42 of the dice, its pieces seen at 0.54-0.61, the dice
+    # at 0.68-0.93; crowded seed 71's 710044, six dice in a lamp's glow, one blob with marks
+    # 5.7 times their side: the dice seen at 0.71-0.89, the blob at 0.55); else pieces that do
+    # not cover it as dice would are pips
+    at_side = _surest_at(smallest, side, lab)
+    if _surer(at_side, found.scores):
+        return side
+    if _surer(found.scores, at_side):
+        return guess
+    covered = len(found.centres) * float(_median(found.sides)) ** 2
+    return side if covered < CLUSTER_COVER * smallest.area else guess
 
 
 def _detector_sized(side: float, lab: np.ndarray) -> float:
@@ -1532,13 +1548,18 @@ def _detector_sized(side: float, lab: np.ndarray) -> float:
     return seen if not 1.0 / DETECTOR_SIZE_FIT <= seen / side <= DETECTOR_SIZE_FIT else side
 
 
-def _pip_sized(side: float, others: list[float]) -> bool:
+def _pip_sized(blob: _Blob, side: float, others: list[float], lab: np.ndarray) -> bool:
     """True when a lone "die" is under PIP_SIZED_SHARE of every other die measured (lone or
-    touching in a cluster), two or more: dice of one set are one size, so it is a pip of a die
-    the foreground lost. Untuned crowded seed 64's 640041: from below, a black ace on a black
-    board showed only its gold pip, the one lone blob beside a lone die and three clusters; it
-    set the usual size, and every die was cut into its pips."""
-    return len(others) >= 2 and side <= PIP_SIZED_SHARE * min(others)
+    touching in a cluster), two or more, or of the one other where the detector, told of dice
+    its own size, sees none in it: dice of one set are one size, so it is a pip of a die the
+    foreground lost, or a speck. Untuned crowded seed 64's 640041: from below, a black ace on a
+    black board showed only its gold pip, the one lone blob beside a lone die and three
+    clusters; it set the usual size, and every die was cut into its pips. Untuned close seed
+    7's 70059: a plain speck 0.16 of the one other lone die, the two sides' median set the
+    size, 0.58 of the dice."""
+    if not others or side > PIP_SIZED_SHARE * min(others):
+        return False
+    return len(others) >= 2 or not len(_detections_in(blob, side, lab).centres)
 
 
 def _merged_sides_measured(lone: list[_Blob], sides: list[float], clustered: list[float],
@@ -1551,15 +1572,20 @@ def _merged_sides_measured(lone: list[_Blob], sides: list[float], clustered: lis
     The smallest is the smallest lone die's side, or a smaller one among `clustered`, the dice
     of touching clusters no bigger than the lone dice (a photo whose one lone die is such a
     blob: crowded seed 7, 70077, 4.4 times). Only where such blobs are no more than the dice
-    measured, and the detector sees a lone smallest as one die: else the smallest may be a
-    speck (byler-d6 111339) or a dark die's light pip seen from below (synthetic close,
-    20240008), and the dice would be measured by their pips."""
+    measured, and the detector sees a lone smallest as one die (or, a square cluster's dice,
+    as many as it was measured to hold: untuned crowded seed 71's 710001, three touching dice
+    the smallest, a die in a glow 2.1 times their side left unmeasured, the two sides' median
+    1.6 times the dice): else the smallest may be a speck (byler-d6 111339) or a dark die's
+    light pip seen from below (synthetic close, 20240008), and the dice would be measured by
+    their pips."""
     smallest = min(sides + clustered)
     merged = [side >= MERGED_LONE_SIDES * smallest for side in sides]
     if 2 * sum(merged) > len(sides) + len(clustered):
         return sides
-    if smallest in sides and len(_detections_in(lone[sides.index(smallest)], smallest, lab).centres) != 1:
-        return sides
+    if smallest in sides:
+        blob = lone[sides.index(smallest)]
+        if len(_detections_in(blob, smallest, lab).centres) != round(blob.area / smallest ** 2):
+            return sides
     measured = []
     for blob, side, big in zip(lone, sides, merged):
         if big:
@@ -1665,7 +1691,29 @@ def _die_side_in(blob: _Blob, lab: np.ndarray) -> float:
     gaps = np.linalg.norm(found.centres[:, None] - found.centres[None, :], axis=2)[np.triu_indices(count, 1)]
     if die > CLUSTER_DIE_SIDE * side or gaps.min() < CLUSTER_GAP * die or count * die * die < CLUSTER_COVER * blob.area:
         return side
-    return float(np.sqrt(blob.area / count))
+    # (unless it sees one die its size surer, `_surer`: close seed 7's 70005 and 72's 720017,
+    # one big die that set the usual size to half its own, every die then cut into its pips;
+    # surveyed with `/work/notes/clustersurvey.py`, every blob taken for touching dice here on
+    # synthetic close and crowded sets of seeds 7, 71 and 72, 2,000 dice each, crowded 71 in
+    # part, a few trays of hard 71 and far 72, and the byler-d6 train split: of 78 single dice
+    # taken so, the detector saw 72 surer at their own side, 0.65-0.95 against pieces seen at
+    # 0.50-0.83; of 453 true clusters, 11, mostly two dice side by side or stacked)
+    return side if _surer(_surest_at(blob, side, lab), found.scores) else float(np.sqrt(blob.area / count))
+
+
+def _surer(scores, than) -> bool:
+    """Whether the detector sees dice of one size (`scores`, one or more) surer than it sees
+    those of another (`than`): every one surer, and by SURER_MARGIN on average."""
+    scores, than = np.atleast_1d(scores), np.atleast_1d(than)
+    return float(scores.min()) > float(than.max()) and float(scores.mean()) > float(than.mean()) + SURER_MARGIN
+
+
+def _surest_at(blob: _Blob, side: float, lab: np.ndarray) -> float:
+    """The detector's surest die in the blob, told of dice `side` across (0 where it sees none):
+    set against how surely it sees smaller dice there, it tells a die's pips and swirls from
+    touching dice, and dice from a blob that a lamp's glow joins them in."""
+    found = _detections_in(blob, side, lab)
+    return float(found.scores.max()) if len(found.scores) else 0.0
 
 
 def _split(blob: _Blob, expected: float, lab: np.ndarray):
