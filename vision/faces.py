@@ -897,9 +897,8 @@ def _read_again_stands(read: FaceRead, probs: np.ndarray, looks: list[tuple[int,
     crop, and the counter vetoes as in `_agree_on_other_cuts` on none of its `looks` at the die
     (for the tighter top face: first crop, outline as given, 0.85 times it; for the outer one,
     whose die's outline holds a side and its pips: 0.85 times the outline, and outer cuts
-    OUTER_LOOKS times it): a
-    tighter cut can leave out a faint pip, never add one (a dark blue 3 whose faint middle pip
-    the tighter cut leaves out reads as a 2 there)."""
+    OUTER_LOOKS times it): a tighter cut can leave out a faint pip, never add one (a dark blue
+    3 whose faint middle pip the tighter cut leaves out reads as a 2 there)."""
     expected = int(np.argmax(probs))
     if read.kind != "pips" or read.value != expected:
         return False

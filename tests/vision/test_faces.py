@@ -492,17 +492,17 @@ def test_a_flat_die_seen_at_a_slant_is_read_on_its_face_further_out(seed, n_dice
     assert read_as(read_tray(image), die).flags == (UNREADABLE,)
 
 
-@pytest.mark.parametrize("seed, size, die_px, at", [(70069, synth.PI_CAMERA, None, (397, 463)),
-                                                    (720024, synth.PHONE, (200.0, 300.0), (3425, 729))])
-def test_the_outer_cut_counts_no_die_the_close_look_doubts_there(seed, size, die_px, at, monkeypatch):
+@pytest.mark.parametrize("seed, n_dice, options, at", [
+    (70069, 30, dict(hard=True), (397, 463)),
+    (720024, 6, dict(size=synth.PHONE, die_px=(200.0, 300.0)), (3425, 729))])
+def test_the_outer_cut_counts_no_die_the_close_look_doubts_there(seed, n_dice, options, at, monkeypatch):
     """Bench trays (hard seed 7: a black 4 resting on another black die; close seed 72: a green
     6 at the frame's edge outlined over its side and one row of its pips). Cut further out from
     the photo's middle, the first shows its 4 and the second three pips in a row that both cues
     read as a 3: the close look at that cut sees neither lying flat (0.84, 0.75), so neither is
     counted. Without it the first would count one die of two and the second make the photo `ok`
     with a 6 counted as a 3."""
-    kind = dict(hard=True) if die_px is None else dict(die_px=die_px)
-    image, truth = synth.render_tray(seed, 30 if die_px is None else 6, size=size, **kind)
+    image, truth = synth.render_tray(seed, n_dice, **options)
     die = truth_die_near(truth, at)
     reading = read_tray(image)
     assert not read_as(reading, die).counted and reading.status == "check"
