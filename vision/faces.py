@@ -486,12 +486,12 @@ def _pips_placed(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[in
     cx, cy = centres[:, 0], centres[:, 1]
     if count in (2, 4):  # a faint middle pip (glare on it) would make this a 3 or a 5
         centre = np.array([cx[pips].sum() / count, cy[pips].sum() / count])
-        if _marked(scaled, centre, level):
+        if _marked(scaled, centre, level, diff, mean):
             error = AMBIGUOUS
     if count == 4:  # faint marks halfway along two opposite sides would make it a 6
         corners = centres[pips]
         corners = corners[np.argsort(np.arctan2(*(corners - corners.sum(0) / 4).T[::-1]))]
-        halfway = [_marked(scaled, (corners[k] + corners[(k + 1) % 4]) / 2, level) for k in range(4)]
+        halfway = [_marked(scaled, (corners[k] + corners[(k + 1) % 4]) / 2, level, diff, mean) for k in range(4)]
         if (halfway[0] and halfway[2]) or (halfway[1] and halfway[3]):
             error = AMBIGUOUS
     if count == 1:  # an ace's pip is a filled disc; a picture's middle (a star, a beak) is not
@@ -518,13 +518,21 @@ def _squared(u, v) -> float:
     return d0 * d0 + d1 * d1 + d2 * d2
 
 
-def _marked(scaled: np.ndarray, point, level: float) -> bool:
+def _marked(scaled: np.ndarray, point, level: float, diff: np.ndarray, paint) -> bool:
     """Whether the 3x3 pixels around `point` (in face units) carry a mark of at least
-    MAX_MIDDLE_MARK times the pip cut `level`: a pip too faint to pass the cut itself."""
+    MAX_MIDDLE_MARK times the pip cut `level` that may be a pip too faint to pass the cut
+    itself: painted as the pips are (its colour offset from the body, `diff`, leans towards
+    `paint`, the pips' mean offset, in the colour distance's weights), or lighter than the
+    body between darker pips (glare washes a dark pip out). A mark painted otherwise (a
+    marbled die's dark swirl between light pips) is no pip, however strong."""
     side = scaled.shape[0]
     x, y = (int(round(v * side - 0.5)) for v in point)
     spot = scaled[max(y - 1, 0):y + 2, max(x - 1, 0):x + 2].astype(np.float32)
-    return bool(spot.size) and float(spot.sum() / spot.size) > MAX_MIDDLE_MARK * level
+    if not spot.size or float(spot.sum() / spot.size) <= MAX_MIDDLE_MARK * level:
+        return False
+    offset = diff[max(y - 1, 0):y + 2, max(x - 1, 0):x + 2].reshape(-1, 3).mean(0)
+    painted = 0.6 * offset[0] * paint[0] + offset[1] * paint[1] + offset[2] * paint[2] > 0.0
+    return painted or (offset[0] > 0.0 > paint[0])
 
 
 def _elongation(moments: list[float], area: int, centroid: list[float]) -> float:
