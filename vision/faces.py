@@ -86,6 +86,7 @@ SECOND_LOOK_PROB = 0.9     # classifier certainty before the pip counter looks a
 VERIFY_LAYOUT_ERROR = 0.3  # ...which then allows for the slant of a die seen off-centre
 ACE_SECOND_LOOK_PROB = 0.95  # an ace (a swirl around its pip) gets a second look when this sure,
 ACE_VERIFY_ERROR = 0.1       # for a filled disc near the middle (untaught pictures score p(1) < 0.1)
+LIGHTNESS_WEIGHT = 0.6     # lightness's weight beside the two colour axes in a colour distance
 MIN_FACE_CONTRAST = 12.0   # colour distance below which a face has no visible marks at all
 MIN_ACE_CONTRAST = 24.0    # below it, a lone "pip" may be a gleam on a dark speck: an ace needs CONFIRM_PROB
 MIN_ACE_FILL = 0.62        # share of its bounding box a lone pip fills (a disc: 0.79; a star: 0.5)
@@ -313,7 +314,7 @@ def _colour_offsets_of(faces_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray, l
     half = centre.shape[1] // 2
     body = np.partition(centre, half, axis=1)[:, half]
     diff = colours - body[:, None, None, :]
-    dist = np.sqrt(0.6 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
+    dist = np.sqrt(LIGHTNESS_WEIGHT * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
     inner = dist[:, m:-m, m:-m].reshape(count, -1)
     k = int(0.97 * (inner.shape[1] - 1))
     contrast = np.partition(inner, k, axis=1)[:, k].tolist()
@@ -527,11 +528,12 @@ def _marked(scaled: np.ndarray, point, level: float, diff: np.ndarray, paint) ->
     marbled die's dark swirl between light pips) is no pip, however strong."""
     side = scaled.shape[0]
     x, y = (int(round(v * side - 0.5)) for v in point)
-    spot = scaled[max(y - 1, 0):y + 2, max(x - 1, 0):x + 2].astype(np.float32)
+    around = (slice(max(y - 1, 0), y + 2), slice(max(x - 1, 0), x + 2))
+    spot = scaled[around].astype(np.float32)
     if not spot.size or float(spot.sum() / spot.size) <= MAX_MIDDLE_MARK * level:
         return False
-    offset = diff[max(y - 1, 0):y + 2, max(x - 1, 0):x + 2].reshape(-1, 3).mean(0)
-    painted = 0.6 * offset[0] * paint[0] + offset[1] * paint[1] + offset[2] * paint[2] > 0.0
+    offset = diff[around].reshape(-1, 3).mean(0)
+    painted = LIGHTNESS_WEIGHT * offset[0] * paint[0] + offset[1] * paint[1] + offset[2] * paint[2] > 0.0
     return painted or (offset[0] > 0.0 > paint[0])
 
 

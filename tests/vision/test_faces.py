@@ -34,6 +34,13 @@ def read_as(reading, die):
     return hit
 
 
+def read_in_box(reading, die):
+    """The one die of `reading` whose centre lies inside a byler-d6 truth die's box."""
+    x, y, w, h = die["bbox"]
+    (hit,) = [d for d in reading.dice if x <= d.center[0] <= x + w and y <= d.center[1] <= y + h]
+    return hit
+
+
 def read_all(image, truth, view, calibration=None):
     dice = countable(truth)
     return dice, faces.read_faces(image, [candidate(d["corners"]) for d in dice], view, calibration)
@@ -359,8 +366,7 @@ def test_a_marbled_die_whose_swirl_marks_its_middle_is_read(train_die, name, die
     row, truth = train_die(name, die_at)
     assert truth["face"] == face
     reading = read_tray(cv2.imread(row["path"]))
-    x, y, w, h = truth["bbox"]
-    (hit,) = [d for d in reading.dice if x <= d.center[0] <= x + w and y <= d.center[1] <= y + h]
+    hit = read_in_box(reading, truth)
     assert (hit.face, hit.flags) == (face, ())
 
 
@@ -631,8 +637,7 @@ def test_four_pips_and_a_stray_mark_are_no_clean_five(train_die, name, die_at, f
     row, truth = train_die(name, die_at)
     assert truth["face"] == face
     reading = read_tray(cv2.imread(row["path"]))
-    x, y, w, h = truth["bbox"]
-    (hit,) = [d for d in reading.dice if x <= d.center[0] <= x + w and y <= d.center[1] <= y + h]
+    hit = read_in_box(reading, truth)
     assert (hit.face, hit.flags) == (face, ())
 
 
@@ -782,8 +787,7 @@ def test_a_middle_pip_seen_rules_out_an_even_face(train_die, name, die_at, face,
     row, truth = train_die(name, die_at)
     assert truth["face"] == face
     reading = read_tray(spoil(cv2.imread(row["path"])))
-    x, y, w, h = truth["bbox"]
-    (hit,) = [d for d in reading.dice if x <= d.center[0] <= x + w and y <= d.center[1] <= y + h]
+    hit = read_in_box(reading, truth)
     assert hit.face in (None, face)
 
 
