@@ -671,13 +671,20 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     again = [i for i, read in enumerate(reads) if read.value is None and read.kind == "pips"
              and int(np.argmax(probs[i])) != OTHER_CLASS]
 
-    def read_again(quads: dict[int, np.ndarray], looks_at) -> dict[int, FaceRead]:
+    def read_again(quads: dict[int, np.ndarray], looks_at, own_count: bool = False) -> dict[int, FaceRead]:
         """Refused dice read again on another top face each (`quads`), every rule applied: the
-        reads that stand (`_read_again_stands`, the counter's looks at each die: `looks_at`)."""
+        reads that stand (`_read_again_stands`, the counter's looks at each die: `looks_at`).
+        `own_count`: a read that names another count than the first crop's first choice also
+        stands where the counter finds that count cleanly on the new crop."""
         redo = list(quads)
-        second, _, _ = _read_crops([_cut(image_bgr, quads[i], view) for i in redo], calibration,
-                                   lambda k: other_cuts(redo[k]))
-        return {i: read for i, read in zip(redo, second) if _read_again_stands(read, probs[i], looks_at(i))}
+        second, _, counts = _read_crops([_cut(image_bgr, quads[i], view) for i in redo], calibration,
+                                        lambda k: other_cuts(redo[k]))
+        stood = {}
+        for i, read, (count, layout_error) in zip(redo, second, counts):
+            counted = own_count and count == read.value and layout_error <= MAX_LAYOUT_ERROR
+            if _read_again_stands(read, read.value if counted else int(np.argmax(probs[i])), looks_at(i)):
+                stood[i] = read
+        return stood
 
     tighter = {i: quad for i in again if (quad := _tighter_top_face_in(*plastic[i])) is not None}
     for i, read in read_again(tighter, looks).items():
@@ -695,7 +702,7 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
 
         # the outer cut lies inside the outline, so it shows no pip the outline does not: more
         # pips there are marks the zoom made pip-sized (a side's row of pips seen at a slant)
-        stand = {i: read for i, read in read_again(outer, outer_looks).items()
+        stand = {i: read for i, read in read_again(outer, outer_looks, own_count=True).items()
                  if not 1 <= count_on(i, 0)[0] < read.value}
         if stand:
             # a die resting on another shows its top face further out than a flat die's, and the
@@ -901,15 +908,16 @@ def _outer_face(quad: np.ndarray, middle: np.ndarray, scale: float) -> np.ndarra
     return ((quad - centre) * scale + centre + room * away).astype(np.float32)
 
 
-def _read_again_stands(read: FaceRead, probs: np.ndarray, looks: list[tuple[int, float]]) -> bool:
+def _read_again_stands(read: FaceRead, expected: int, looks: list[tuple[int, float]]) -> bool:
     """Whether a read on another top face (`_tighter_top_face`, `_outer_face`; every rule
-    applied there) may replace the refusal: it names the classifier's first choice on the first
-    crop, and the counter vetoes as in `_agree_on_other_cuts` on none of its `looks` at the die
+    applied there) may replace the refusal: it names the `expected` count (the classifier's
+    first choice on the first crop; on the outer cut, also the count the counter finds cleanly
+    there: the first crop held a side's pips, which the classifier may count in), and the
+    counter vetoes as in `_agree_on_other_cuts` on none of its `looks` at the die
     (for the tighter top face: first crop, outline as given, 0.85 times it; for the outer one,
     whose die's outline holds a side and its pips: 0.85 times the outline, and outer cuts
     OUTER_LOOKS times it): a tighter cut can leave out a faint pip, never add one (a dark blue
     3 whose faint middle pip the tighter cut leaves out reads as a 2 there)."""
-    expected = int(np.argmax(probs))
     if read.kind != "pips" or read.value != expected:
         return False
     return not any(_vetoes(count, layout_error, expected) for count, layout_error in looks)

@@ -550,6 +550,21 @@ def test_a_flat_die_seen_at_a_slant_is_read_on_its_face_further_out(seed, n_dice
     assert read_as(read_tray(image), die).flags == (UNREADABLE,)
 
 
+def test_a_face_the_first_crop_takes_for_another_count_is_read_on_the_outer_cut(train_die):
+    """Byler train 111339 framed as a phone photo: a green 4 off the camera's axis, its outline
+    holding a side's pips. On the first crop the classifier takes them for a 5 (0.59, the 4
+    0.25); on the outer cut the counter finds a clean 4 and the classifier gives the 4 0.95,
+    and every rule reads a 4 there. The read stands on the count the counter finds cleanly on
+    the outer cut, no look vetoing it (it was refused, the photo `check`)."""
+    row, truth = train_die("IMG_20191208_111339.jpg", (269, 145))
+    assert truth["face"] == 4
+    image, scale, pad = synth.phone_framed(cv2.imread(row["path"]))
+    x, y, w, h = truth["bbox"]
+    framed = {**truth, "bbox": [x * scale + pad, y * scale, w * scale, h * scale]}
+    hit = read_in_box(read_tray(image), framed)
+    assert (hit.face, hit.flags) == (4, ())
+
+
 @pytest.mark.parametrize("seed, n_dice, options, at", [
     (70069, 30, dict(hard=True), (397, 463)),
     (720024, 6, dict(size=synth.PHONE, die_px=(200.0, 300.0)), (3425, 729))])
