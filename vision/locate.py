@@ -192,7 +192,8 @@ LEAN_SIZE = 1.2              # ...and a die this many times the photo's median d
 SURE_FLAT_CHANCE = 0.99      # ...and least chance of a die its outline alone flagged (`_by_outline`), to count it...
 FLAT_SEEN_REACH = 0.75       # ...where the detector sees a die's centre this near (its sides)...
 NEIGHBOUR_REACH = 1.5        # ...and every other die it sees this near that die has a candidate of its own...
-FLAT_SEEN_STACKED = 0.5      # ...and it sees that die on another with a stacked score under this...
+FLAT_SEEN_STACKED = 0.5      # ...and it sees that die on another with a stacked score under this (any, for a lone die
+                             # flagged for a patch beside it)...
 LONG_SEEN_STACKED = 0.8      # ...or this, for a die its outline alone flagged `edge`
 FAINT_SEEN_SCORE = 0.3       # ...and every die it sees around, this faintly or more, has a candidate of its own
 ROUGH_PART_AREA = 1.4        # ...and a part cut rough from its cluster covers at most this (that die's areas)...
@@ -600,7 +601,7 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     the byler-d6 test split shows a dark rim round its face (0.77 of the square), read right
     there and refused on the square."""
     where = _in_working([c.center for c in candidates], view.scale).reshape(-1, 2)
-    under = {i: _flat_die_under(view, c, expected, np.delete(where, i, axis=0))
+    under = {i: _flat_die_under(view, c, cut, expected, np.delete(where, i, axis=0))
              for i, (c, cut, clean) in enumerate(zip(candidates, cuts, unflagged)) if _by_outline(c, cut, clean)}
     looked = [i for i, c in enumerate(candidates) if not c.flags or c.faint or i in under]
     if not looked:
@@ -673,8 +674,8 @@ def _by_outline(candidate: Candidate, cut: _Cut | None, unflagged: bool) -> bool
     return candidate.flags == (EDGE,) or candidate.flags == (STACKED,) and (unflagged or noted)
 
 
-def _flat_die_under(view: _WorkingCopy, candidate: Candidate, expected: float, others: np.ndarray
-                    ) -> tuple[np.ndarray, Detections, int] | None:
+def _flat_die_under(view: _WorkingCopy, candidate: Candidate, cut: _Cut | None, expected: float,
+                    others: np.ndarray) -> tuple[np.ndarray, Detections, int] | None:
     """(centres, found, k): the dice the detector sees around a candidate (working pixels), k the
     one whose centre lies within FLAT_SEEN_REACH of its side of the candidate's: the die it
     would be redrawn as. None when the detector sees no die there (a piece of a tray's rim) or
@@ -684,9 +685,14 @@ def _flat_die_under(view: _WorkingCopy, candidate: Candidate, expected: float, o
     shadow or sides lengthen it: on synthetic hard, crowded and close trays of seeds 7, 13 and
     67, every such candidate the close look found 0.99 flat on one die the detector sees was a
     flat die (147; 3 more lay on no die, scored 0.06-0.34), their stacked scores 0.01-0.92, 39
-    at 0.5 or more, 4 at 0.8 or more: `/work/notes/edgesurvey.py`). The dice around include
-    those the detector barely sees (FAINT_SEEN_SCORE): seen from below, a die resting on
-    another off its centre shows only a corner beside it.
+    at 0.5 or more, 4 at 0.8 or more: `/work/notes/edgesurvey.py`). No limit for a lone die
+    flagged only for a patch of another colour beside its top face (`_Cut.under`): the detector's
+    stacked score there reads that same patch (a side seen at a slant, a glare edge), no second
+    cue; on synthetic hard and crowded trays of seeds 7, 71 and 72 (close and far: seed 7), of
+    135 such candidates the 78 stacked ones got at most 0.90 of lying flat from the close look,
+    and 10 flat ones 0.99 or more with stacked scores 0.52-0.90 (`/work/notes/undersurvey.py`).
+    The dice around include those the detector barely sees (FAINT_SEEN_SCORE): seen from below,
+    a die resting on another off its centre shows only a corner beside it.
     Of two dice that near, one that another candidate (`others`, working pixels) lies on, nearer
     it than this one and as near as flat dice lie (MIN_CENTRE_GAP), is that candidate's: k-means
     cuts touching dice roughly, and a part cut across a pair lies near both (29 of the 132 flat
@@ -697,7 +703,10 @@ def _flat_die_under(view: _WorkingCopy, candidate: Candidate, expected: float, o
     if len(near) > 1:
         nearest_other = np.array([np.hypot(*(others - centres[k]).T).min(initial=np.inf) for k in near])
         near = near[nearest_other >= np.minimum(distances[near], MIN_CENTRE_GAP * found.sides[near])]
-    most_stacked = LONG_SEEN_STACKED if candidate.flags == (EDGE,) else FLAT_SEEN_STACKED
+    if candidate.flags == (EDGE,):
+        most_stacked = LONG_SEEN_STACKED
+    else:
+        most_stacked = np.inf if cut is not None and cut.under else FLAT_SEEN_STACKED
     if len(near) != 1 or float(found.stacked[near[0]]) >= most_stacked:
         return None
     return centres, found, int(near[0])
