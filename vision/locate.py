@@ -366,7 +366,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
         cuts.append(None)
         seen.append(None)
     around = [_dice_around(cand, blob, view, expected) for cand, blob in zip(candidates, seen)]
-    candidates, cuts, around = _redrawn_on_detected(candidates, cuts, around, [b is not None for b in seen],
+    candidates, cuts, around = _redrawn_on_detected(image, candidates, cuts, around, [b is not None for b in seen],
                                                      view, expected)
     candidates = _flag_one_die_twice(candidates, around, view.scale)
     # a lone pip off its die's centre is no ace's where it was not redrawn as that die
@@ -419,9 +419,9 @@ def _dice_around(cand: Candidate, blob: _Blob | None, view: _WorkingCopy, expect
     return replace(found, centres=found.centres + np.float32((x0, y0)))
 
 
-def _redrawn_on_detected(candidates: list[Candidate], cuts: list, around: list[Detections | None],
-                         measured: list[bool], view: _WorkingCopy, expected: float
-                         ) -> tuple[list[Candidate], list, list]:
+def _redrawn_on_detected(image: np.ndarray, candidates: list[Candidate], cuts: list,
+                         around: list[Detections | None], measured: list[bool], view: _WorkingCopy,
+                         expected: float) -> tuple[list[Candidate], list, list]:
     """Candidates cut off their die's centre, redrawn as the die the detector sees there.
 
     A pale die on a pale board (white on the byler-d6 tray's grey) differs from it by a few
@@ -431,7 +431,14 @@ def _redrawn_on_detected(candidates: list[Candidate], cuts: list, around: list[D
     cut) is a piece of the die whose centre the detector sees within PIECE_REACH of a side of
     its own (a side in view, its pips found apart from the top face, lies 0.65 of a side off
     the centre), lying flat, sure of it, when no other die the detector sees lies within
-    PIECE_MARGIN times that distance (a cut across two dice is neither's). Where a die's pieces
+    PIECE_MARGIN times that distance (a cut across two dice is neither's). Where the detector is
+    less sure (under EDGE_SCORE on an edge, FLAT_SEEN_STACKED on another) of a die found in two
+    pieces or more, the close look at that die (`vision.lean`) must give SURE_FLAT_CHANCE of
+    lying flat: a green die on a green board, found as its top face and, apart, as its pips
+    beside it (the detector's stacked score 0.09), was flagged `stacked` as one die cut in two.
+    (A lone piece needs the detector sure: a black 6 seen from below, 1.25 times the size a
+    calibration taught, found whole by its pips, was redrawn as the smaller die the detector
+    saw there, which cut its pips, and refused.) Where a die's pieces
     lie off its centre (OFF_CENTRE), or are two or more, or the largest is under PIECE_SIZE of
     its side, none is bigger than the die (a die's side alone passes for a small die) and no
     other candidate lies within PIECE_REACH of it, they become one candidate: the detector's
@@ -443,32 +450,43 @@ def _redrawn_on_detected(candidates: list[Candidate], cuts: list, around: list[D
     aligned with the candidates, as `cuts` is (`_Cut`)."""
     lab, scale = view.lab, view.scale
     centres = _in_working([c.center for c in candidates], scale).reshape(-1, 2)
-    targets = []
+    targets = []   # [centre, side, candidate indices, detections, whether the detector is sure it lies flat]
     for i, found in enumerate(around):
         if found is None:
             continue
         gaps = np.hypot(*(found.centres - centres[i]).T)
         order = np.argsort(gaps)
-        if not len(order) or gaps[order[0]] >= PIECE_REACH * found.sides[order[0]] or not _sure_flat(found, order[0]):
+        if not len(order) or gaps[order[0]] >= PIECE_REACH * found.sides[order[0]]:
             continue
         k = int(order[0])
+        if found.on_edge[k] >= EDGE_SCORE or found.stacked[k] >= FLAT_SEEN_STACKED:
+            continue
         if len(order) > 1 and gaps[order[1]] < PIECE_MARGIN * gaps[k]:
             continue   # a piece between two dice (a cut across both) is neither's
         side = float(found.sides[k])
         # (a crop that cuts a die off shows it smaller: the largest side seen counts)
         die = _seen_before(targets, found.centres[k], side)
         if die is None:
-            die = [found.centres[k], side, [], found]
+            die = [found.centres[k], side, [], found, True]
             targets.append(die)
         die[1] = max(die[1], side)
         die[2].append(i)
-    targets = [t for t in targets if _redrawn(candidates, measured, centres, scale, *t[:3])]
+        die[4] = die[4] and _sure_flat(found, k)
+    # (a lone piece off the die's centre is redrawn only where the detector is sure: it may be the
+    # die found whole by its pips, the detector's side short of it)
+    targets = [t for t in targets if (t[4] or len(t[2]) > 1) and _redrawn(candidates, measured, centres, scale, *t[:3])]
+    doubted = [t for t in targets if not t[4]]
+    if doubted:
+        where = _in_photo(np.float32([t[0] for t in doubted]), scale)
+        for t, chance in zip(doubted, lean_chances(image, where, lean_side(candidates))[:, FLAT]):
+            t[4] = chance >= SURE_FLAT_CHANCE
+        targets = [t for t in targets if t[4]]
     if not targets:
         return candidates, cuts, around
     replaced = {i for t in targets for i in t[2]}
     kept = [i for i in range(len(candidates)) if i not in replaced]
     out, out_cuts, out_around = [candidates[i] for i in kept], [cuts[i] for i in kept], [around[i] for i in kept]
-    for centre, side, _, found in targets:
+    for centre, side, _, found, _ in targets:
         region, _ = _detected_square(lab, centre, side)
         out.append(_candidate(region, (), view))
         out_cuts.append(None)
