@@ -723,8 +723,10 @@ def _flat_die_under(view: _WorkingCopy, candidate: Candidate, cut: _Cut | None, 
         near = near[nearest_other >= np.minimum(distances[near], MIN_CENTRE_GAP * found.sides[near])]
     if candidate.flags == (EDGE,):
         most_stacked = LONG_SEEN_STACKED
+    elif cut is not None and cut.under:
+        most_stacked = np.inf
     else:
-        most_stacked = np.inf if cut is not None and cut.under else FLAT_SEEN_STACKED
+        most_stacked = FLAT_SEEN_STACKED
     if len(near) != 1 or float(found.stacked[near[0]]) >= most_stacked:
         return None
     return centres, found, int(near[0])
