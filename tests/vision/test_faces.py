@@ -856,3 +856,32 @@ def test_one_row_of_a_six_is_never_cut_square_into_a_three(kind, seed, n_dice, s
     reading = read_tray(image)
     hit = read_as(reading, die)
     assert hit.face in (None, 6)
+
+
+def test_a_doubtful_read_is_refused_where_the_face_further_out_shows_more_pips(byler_dir):
+    """A blue and black swirled 3 whose middle red pip hides in the swirl (held-out byler train
+    photo, near its rim), under a cold light or with red and blue swapped: on its first crop
+    the classifier takes it for a 2 (about 0.85) and the counter finds no clean pattern, so it
+    was read 2. On the face cut further out, where a die seen at a slant shows its top face,
+    the classifier sees the 3: the die is flagged, never counted as a 2."""
+    photo = cv2.imread(str(byler_dir / "images" / "IMG_20191208_111228.jpg"))
+    for image in (synth.SPOILS["cool light"](photo, 0), np.ascontiguousarray(photo[..., ::-1])):
+        reading = read_tray(image)
+        (die,) = [d for d in reading.dice if np.hypot(d.center[0] - 114, d.center[1] - 228) < 15]
+        assert die.face in (None, 3)
+        assert die.face is not None or UNREADABLE in die.flags
+
+
+def test_two_dice_stacked_and_read_as_one_are_refused_where_the_face_further_out_shows_more_pips():
+    """A purple 3 resting on a 4, close to the camera (untuned synthetic close seed 71, 710087):
+    the locator found one die, and the classifier read its first crop as a 3 (0.78) with the
+    counter not contradicting. On the face cut further out it sees a 4 (0.8): the read is refused
+    and the photo, once `ok` and wrong, is `check`."""
+    image, truth = synth.render_tray(710087, 7, view="above", hard=True, size=(4032, 3024), die_px=(200.0, 300.0))
+    stacked = [d for d in truth if "stacked" in d["flags"]]
+    assert len(stacked) == 2
+    reading = read_tray(image)
+    assert reading.status == "check"
+    for die in reading.dice:
+        near = min(np.hypot(die.center[0] - d["center"][0], die.center[1] - d["center"][1]) for d in stacked)
+        assert near > 0.5 * die.size or not die.counted
