@@ -1790,17 +1790,20 @@ def test_a_cluster_of_more_flat_dice_than_its_area_suggests_is_cut_where_the_net
     (130092, 20, True, (866, 355)),    # a black die's red pips in dim light: lightness 29, hue 23
     (210038, 17, False, (1408, 199)),  # an orange die's pips in glare: lightness 30, hue 25
 ])
-def test_a_die_whose_pips_show_more_hue_than_lightness_is_flagged_not_left_out(seed, n_dice, hard, die_at):
+def test_a_die_whose_pips_show_more_hue_than_lightness_is_reported_not_left_out(seed, n_dice, hard, die_at):
     # bench trays seen from below: the colour steps lost these dice, and the detector's second
     # count took each for a coin (its marks' lightness under the bar), so the tray read `ok`
-    # one die short. Their pips differ from the face in hue: the die is reported, flagged
+    # one die short. Their pips differ from the face in hue: the die is reported, flagged, or
+    # counted where its face is read sure (a faint die: `FAINT_READ_PROB`), and then read right
     image, truth = synth.render_tray(seed, n_dice, view="below", hard=hard)
     die = min(truth, key=lambda d: np.hypot(d["center"][0] - die_at[0], d["center"][1] - die_at[1]))
     assert die["flags"] == []
     reading = read_tray(image, "below")
     (hit,) = matches(die, reading.dice)
-    assert UNREADABLE in hit.flags
-    assert reading.status == "check"
+    if hit.counted:
+        assert hit.face == die["face"] and hit.confidence >= FAINT_READ_PROB
+    else:
+        assert UNREADABLE in hit.flags and reading.status == "check"
 
 
 def _floor(corners, dice=()) -> tuple[np.ndarray, np.ndarray]:
