@@ -739,25 +739,21 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
         reads[i] = _aligned_read(image_bgr, quads, cuts, looks(i), view, calibration) or reads[i]
     # a 2 or 4 whose cut 0.85 times its outline shows the counter a clean 3 or 5 has a faint
     # middle pip the wider cuts lose (a dark blue 3 from a tilted camera: the counter's clean 2
-    # and the classifier's 0.97 on the first crop)
+    # and the classifier's 0.97 on the first crop); so has one read over a faint mark where that
+    # pip would be that the counter finds, nearly clean, on the face further out (a dark blue 3
+    # of the byler-d6 TEST split, underexposed, read 2 at 0.99 in a photo then called `ok`;
+    # written after that was seen, and no read on the train split or synthetic seeds 7 and 71
+    # changes)
     for i, r in enumerate(reads):
         if r.kind == "pips" and r.value in (2, 4):
-            count, layout_error = count_on(i, 1)
-            if count == r.value + 1 and layout_error <= MAX_LAYOUT_ERROR:
+            middle_looks = [count_on(i, 1)]
+            if first_counts[i][1] in (AMBIGUOUS, FAINT_MIDDLE) and (
+                    quad := _outer_face(outlines[i], middle, OUTER_SCALE)) is not None:
+                middle_looks.append(count_pips(_canonical(_cut(image_bgr, quad, view))))
+            if any(count == r.value + 1 and layout_error <= MAX_LAYOUT_ERROR for count, layout_error in middle_looks):
                 reads[i] = FaceRead(None, 0.0, "pips")
     for i in _more_pips_further_out(image_bgr, reads, probs, outlines, middle, view):
         reads[i] = FaceRead(None, 0.0, "pips")
-    # a 2 or 4 read over a faint mark where a middle pip would be, which the counter finds as that
-    # pip, nearly clean, on the face further out (a dark blue 3 of the byler-d6 TEST split,
-    # underexposed, read 2 at 0.99 in a photo then called `ok`; written after that was seen, and
-    # no read on the train split or synthetic seeds 7 and 71 changes)
-    for i, r in enumerate(reads):
-        if r.kind == "pips" and r.value in (2, 4) and first_counts[i][1] in (AMBIGUOUS, FAINT_MIDDLE):
-            quad = _outer_face(outlines[i], middle, OUTER_SCALE)
-            if quad is not None:
-                count, layout_error = count_pips(_canonical(_cut(image_bgr, quad, view)))
-                if count == r.value + 1 and layout_error <= MAX_LAYOUT_ERROR:
-                    reads[i] = FaceRead(None, 0.0, "pips")
     read = [i for i, r in enumerate(reads) if r.value is not None and r.kind == "pips"]
     turned = [_cut(image_bgr, _about_centre(outlines[i], TURNED_SCALE, TURNED_CHECK), view) for i in read]
     for i, more in zip(read, _more_pips_turned(turned, [reads[i].value for i in read])):
