@@ -37,6 +37,7 @@ models/README.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -701,6 +702,16 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     for i, read in read_again(tighter, looks).items():
         reads[i] = read
     middle = (np.float32(image_bgr.shape[1::-1]) - 1.0) / 2.0
+    outer_cuts: dict[int, np.ndarray | None] = {}
+
+    def outer_cut(index: int) -> np.ndarray | None:
+        """Die `index`'s face further out (`_outer_face`, OUTER_SCALE), cut once for the checks
+        that look there (None: no such face)."""
+        if index not in outer_cuts:
+            quad = _outer_face(outlines[index], middle, OUTER_SCALE)
+            outer_cuts[index] = None if quad is None else _cut(image_bgr, quad, view)
+        return outer_cuts[index]
+
     if lean_side is not None:
         outer = {i: quad for i in again if reads[i].value is None
                  and (quad := _outer_face(outlines[i], middle, OUTER_SCALE)) is not None}
@@ -747,12 +758,11 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     for i, r in enumerate(reads):
         if r.kind == "pips" and r.value in (2, 4):
             middle_looks = [count_on(i, 1)]
-            if first_counts[i][1] in (AMBIGUOUS, FAINT_MIDDLE) and (
-                    quad := _outer_face(outlines[i], middle, OUTER_SCALE)) is not None:
-                middle_looks.append(count_pips(_canonical(_cut(image_bgr, quad, view))))
+            if first_counts[i][1] in (AMBIGUOUS, FAINT_MIDDLE) and (cut := outer_cut(i)) is not None:
+                middle_looks.append(count_pips(_canonical(cut)))
             if any(count == r.value + 1 and layout_error <= MAX_LAYOUT_ERROR for count, layout_error in middle_looks):
                 reads[i] = FaceRead(None, 0.0, "pips")
-    for i in _more_pips_further_out(image_bgr, reads, probs, outlines, middle, view):
+    for i in _more_pips_further_out(reads, probs, outer_cut):
         reads[i] = FaceRead(None, 0.0, "pips")
     read = [i for i, r in enumerate(reads) if r.value is not None and r.kind == "pips"]
     turned = [_cut(image_bgr, _about_centre(outlines[i], TURNED_SCALE, TURNED_CHECK), view) for i in read]
@@ -762,19 +772,19 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
     return reads
 
 
-def _more_pips_further_out(image_bgr: np.ndarray, reads: list[FaceRead], probs: np.ndarray,
-                           outlines: list[np.ndarray], middle: np.ndarray, view: str) -> list[int]:
+def _more_pips_further_out(reads: list[FaceRead], probs: np.ndarray,
+                           outer_cut: Callable[[int], np.ndarray | None]) -> list[int]:
     """The pip reads to refuse: those the classifier was under OUTER_DOUBT_PROB sure of on the
     first crop whose face further out (`_outer_face`: where a die seen at a slant shows its top face)
     it takes for more pips, OUTER_MORE_PROB sure. That cut lies inside the outline, so its
     more pips are the die's own: a middle pip hidden in a swirl on the first crop, or a stack
-    read as its top die. Fewer pips there prove nothing (the cut may clip one)."""
-    doubtful = {i: quad for i, read in enumerate(reads) if read.kind == "pips" and read.value is not None
-                and probs[i][read.value] < OUTER_DOUBT_PROB
-                and (quad := _outer_face(outlines[i], middle, OUTER_SCALE)) is not None}
+    read as its top die. Fewer pips there prove nothing (the cut may clip one). `outer_cut`: a
+    die's face further out, cut (None: none)."""
+    doubtful = {i: cut for i, read in enumerate(reads) if read.kind == "pips" and read.value is not None
+                and probs[i][read.value] < OUTER_DOUBT_PROB and (cut := outer_cut(i)) is not None}
     if not doubtful:
         return []
-    seen = load_model().probabilities(np.stack([net_input(_cut(image_bgr, quad, view)) for quad in doubtful.values()]))
+    seen = load_model().probabilities(np.stack([net_input(cut) for cut in doubtful.values()]))
     return [i for i, p in zip(doubtful, seen)
             if int(np.argmax(p)) > reads[i].value and float(np.max(p)) >= OUTER_MORE_PROB]
 
