@@ -66,6 +66,14 @@ MAX_FIVE_MIDDLE_OFFSET = 0.25
 # 247 photos): 958 looks at real 5s seen as a 5, the middle pip 0.67 times the others or more
 # (1 % under 0.73); two 4s under a glare streak seen as a "5": 0.41-0.50.
 MIN_FIVE_MIDDLE_AREA = 0.6
+# A 3's or 5's middle "pip" between light pips that is this much darker than they are (lightness,
+# 0..255) and under this share of their mark strength is a glare spot on the body, not a pip
+# (`_glare_middle`). First crops of synthetic hard, crowded, close and far seeds 7, 71, 72 and
+# the byler-d6 train split: 9 glare spots on 2s and 4s read so (28-50 darker, 0.56-0.75 as
+# strong); of 3,660 real 3s and 5s, no middle pip more than 17.6 darker with under 0.9 of the
+# strength (real middle pips under glare are lighter than their fellows, 0.73-0.83 as strong).
+GLARE_MIDDLE_DARKER = 20.0
+GLARE_MIDDLE_FAINTER = 0.8
 # When the two cues did not agree, the classifier alone reads a face it is this sure of (the
 # mean over four turns of the face), unless the pip counter clearly sees another count. Set on
 # held-out byler-d6 TRAIN photos and synthetic stress trays (tools/train_faces.py stress): no
@@ -496,6 +504,11 @@ def _pips_placed(scaled: np.ndarray, level: float, diff: np.ndarray) -> tuple[in
         other = (math.sqrt(_squared([t / blobs[i][4] for t in sums[i]], mean)) for i in bigger)
         if spread > allowed or max(other, default=0.0) > allowed:
             error = max(error, 0.6)
+        if count in (3, 5):
+            strength = np.bincount(labels.ravel(), scaled.ravel(), n)
+            if _glare_middle([places[i] for i in pips], [u[0] for u in paint],
+                             [strength[i + 1] / blobs[i][4] for i in pips]):
+                error = max(error, 0.5)
     cx, cy = centres[:, 0], centres[:, 1]
     if count in (2, 4):  # a faint middle pip (glare on it) would make this a 3 or a 5
         centre = np.array([cx[pips].sum() / count, cy[pips].sum() / count])
@@ -602,6 +615,22 @@ def _stray_middle(pts: list[list[float]], areas: np.ndarray, span: float) -> boo
     centre = (sum(p[0] for p in others) / len(others), sum(p[1] for p in others) / len(others))
     return (_distance(pts[middle], centre) / span > MAX_FIVE_MIDDLE_OFFSET
             or areas[middle] < MIN_FIVE_MIDDLE_AREA * float(np.median(np.delete(areas, middle))))
+
+
+def _glare_middle(pts: list[list[float]], lightness: list[float], strength: list[float]) -> bool:
+    """Whether a 3's or 5's middle "pip" (the one nearest the pips' mean) is a glare spot between
+    light pips: glare lightens the body, so the spot passes the cut, but being the body's colour
+    lit, not paint, it stays GLARE_MIDDLE_DARKER darker than the pips and under
+    GLARE_MIDDLE_FAINTER of their mark strength (mean of the mark map over the blob). A real
+    middle pip under glare is the other way round: a light pip only gets lighter, a dark one
+    lighter than its fellows, never darker."""
+    count = len(pts)
+    mean = (sum(p[0] for p in pts) / count, sum(p[1] for p in pts) / count)
+    middle = min(range(count), key=lambda k: _distance(pts[k], mean))
+    others = [k for k in range(count) if k != middle]
+    light = float(np.median([lightness[k] for k in others]))
+    return (light > 0.0 and lightness[middle] < light - GLARE_MIDDLE_DARKER
+            and strength[middle] < GLARE_MIDDLE_FAINTER * float(np.median([strength[k] for k in others])))
 
 
 def _distance(a: list[float], b: list[float]) -> float:
