@@ -608,9 +608,7 @@ def _stray_middle(pts: list[list[float]], areas: np.ndarray, span: float) -> boo
     off the middle of the other four by more than MAX_FIVE_MIDDLE_OFFSET of the pattern's `span`
     (a die seen at a slant moves it little, a side's pip lies far off), or smaller than
     MIN_FIVE_MIDDLE_AREA times their median area (a glare spot)."""
-    count = len(pts)
-    mean = (sum(p[0] for p in pts) / count, sum(p[1] for p in pts) / count)
-    middle = min(range(count), key=lambda k: _distance(pts[k], mean))
+    middle = _middle_index(pts)
     others = [p for k, p in enumerate(pts) if k != middle]
     centre = (sum(p[0] for p in others) / len(others), sum(p[1] for p in others) / len(others))
     return (_distance(pts[middle], centre) / span > MAX_FIVE_MIDDLE_OFFSET
@@ -624,13 +622,18 @@ def _glare_middle(pts: list[list[float]], lightness: list[float], strength: list
     GLARE_MIDDLE_FAINTER of their mark strength (mean of the mark map over the blob). A real
     middle pip under glare is the other way round: a light pip only gets lighter, a dark one
     lighter than its fellows, never darker."""
-    count = len(pts)
-    mean = (sum(p[0] for p in pts) / count, sum(p[1] for p in pts) / count)
-    middle = min(range(count), key=lambda k: _distance(pts[k], mean))
-    others = [k for k in range(count) if k != middle]
+    middle = _middle_index(pts)
+    others = [k for k in range(len(pts)) if k != middle]
     light = float(np.median([lightness[k] for k in others]))
     return (light > 0.0 and lightness[middle] < light - GLARE_MIDDLE_DARKER
             and strength[middle] < GLARE_MIDDLE_FAINTER * float(np.median([strength[k] for k in others])))
+
+
+def _middle_index(pts: list[list[float]]) -> int:
+    """Which of a 3's or 5's pips is its middle one: the one nearest the pips' mean."""
+    count = len(pts)
+    mean = (sum(p[0] for p in pts) / count, sum(p[1] for p in pts) / count)
+    return min(range(count), key=lambda k: _distance(pts[k], mean))
 
 
 def _distance(a: list[float], b: list[float]) -> float:
