@@ -1900,8 +1900,7 @@ def _detector_sees_flat_dice(blob: _Blob, expected: float, lab: np.ndarray) -> b
     and close seeds 7 and 71, 4 dice on an edge scored 0.36-0.57 on-edge at the most, 8 pairs
     of flat dice 0.08-0.33 (6 under 0.2; under FLAT_EDGE_SCORE, as before, none)."""
     found = _blob_detections(blob, expected, lab)
-    return len(found.centres) > 1 and bool((found.on_edge < PAIR_FLAT_SCORE).all()
-                                           and (found.stacked < PAIR_FLAT_SCORE).all())
+    return len(found.centres) > 1 and all(_sure_flat(found, i, PAIR_FLAT_SCORE) for i in range(len(found.centres)))
 
 
 def _detector_sees_row(blob: _Blob, parts: list[np.ndarray], expected: float, lab: np.ndarray) -> bool:
@@ -1967,9 +1966,10 @@ def _net_side(blob: _Blob, part: np.ndarray, expected: float, lab: np.ndarray) -
     return float(found.sides[inside[0]]) if len(inside) == 1 else None
 
 
-def _sure_flat(found: Detections, i: int) -> bool:
-    """True when the detector is sure its die `i` lies flat, on no other die."""
-    return float(found.on_edge[i]) < FLAT_EDGE_SCORE and float(found.stacked[i]) < FLAT_EDGE_SCORE
+def _sure_flat(found: Detections, i: int, most: float = FLAT_EDGE_SCORE) -> bool:
+    """True when the detector sees its die `i` lying flat, on no other die: on-edge and stacked
+    scores both under `most` (FLAT_EDGE_SCORE: sure of it)."""
+    return float(found.on_edge[i]) < most and float(found.stacked[i]) < most
 
 
 def _square_top(blob: _Blob, lab: np.ndarray, most_aspect: float = TOP_ASPECT) -> np.ndarray | None:
