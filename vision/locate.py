@@ -767,7 +767,16 @@ def _counted_alone(candidates: list[Candidate], sure: dict, scale: float) -> lis
     white die on a pale board, taken into its green neighbour's part: redrawn as the green die
     alone, the white one would be lost). The others of `sure` count at their own dice: two
     flat dice whose faces found crowd each other (each took in the other's edge) are both
-    redrawn, two pieces of one die neither. Those that fail are dropped until none does."""
+    redrawn, two pieces of one die neither. Another candidate nearer a die of its own (redrawn
+    as it, or lying there), SECOND_PEAK_GAP or more of a side away, counts that die only
+    (`_unaccounted`'s `one_each`) where the net sees this one nearly sure flat
+    (PAIR_FLAT_SCORE): two touching flat dice's centres, one seen at a slant, may lie nearer
+    than MIN_CENTRE_GAP (synthetic crowded and hard, seeds 7 and 71: 0.6-0.85 of a side, each
+    die flagged `stacked` with its neighbour), but a die on its edge shows a second peak beside
+    its first (on-edge 0.28 there: hard seed 7, 70040), and only dice the net is sure of
+    (PEAK_SCORE) count as that other die: in a dark, grainy photo its faint peaks around one
+    die are grain (byler-d6 train 100719, 0.46: a white 4 counted and flagged beside itself).
+    Those that fail are dropped until none does."""
     alone = dict(sure)
     where = _in_working([c.center for c in candidates], scale).reshape(-1, 2)
     while alone:
@@ -776,10 +785,18 @@ def _counted_alone(candidates: list[Candidate], sure: dict, scale: float) -> lis
             at[i] = centres[k]
         failed = []
         for i, (centres, found, k) in alone.items():
-            uncounted = _unaccounted(centres, found.sides, np.delete(at, i, axis=0), None)
+            others = np.delete(at, i, axis=0)
+            uncounted = _unaccounted(centres, found.sides, others, None)
+            # another candidate at the die next to this one counts that die, not this one too,
+            # where the net sees this one nearly sure flat: two flat dice's peaks may lie nearer
+            # than their faces do (one seen at a slant); a die on its edge shows two
+            counted = not uncounted[k]
+            if _sure_flat(found, k, PAIR_FLAT_SCORE):
+                peaks = found.scores >= PEAK_SCORE
+                counted = not _unaccounted(centres[peaks], found.sides[peaks], others, None, one_each=True)[peaks[:k].sum()]
             around = np.hypot(*(centres - centres[k]).T) < NEIGHBOUR_REACH * found.sides[k]
             around[k] = False
-            if not uncounted[k] or (around & uncounted).any():
+            if counted or (around & uncounted).any():
                 failed.append(i)
         if not failed:
             break
