@@ -639,7 +639,7 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
             flat = max(chance[FLAT], flat_there.get(i, 0.0))
             seen = under[i] if flat >= SURE_FLAT_CHANCE else None
             rough = cuts[i] is not None and cuts[i].rough_area is not None
-            if seen is not None and (not rough or _one_die_part(cuts[i], seen, view.scale)):
+            if seen is not None and (not rough or _one_die_part(cuts[i], seen, view.scale, np.delete(where, i, axis=0))):
                 sure[i] = seen
         elif chance[FLAT] < FLAT_CHANCE:
             flag = EDGE if chance[LEANING] >= chance[ON_ANOTHER] else STACKED
@@ -659,26 +659,35 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     return flagged
 
 
-def _one_die_part(cut: _Cut, seen: tuple[np.ndarray, Detections, int], scale: float) -> bool:
+def _one_die_part(cut: _Cut, seen: tuple[np.ndarray, Detections, int], scale: float, others: np.ndarray) -> bool:
     """Whether a part cut rough from its cluster holds no more than the flat die the detector sees
     in it (`seen`: `_flat_die_under`'s): it covers at most ROUGH_PART_AREA of that die's area, or,
     the detector not seeing that die on its edge (a die on an edge shows a second face beside
-    its first), it holds nothing beyond the die's reach that another die could be."""
+    its first), it holds nothing beyond the die's reach that another die could be, but for
+    pieces of dice the detector sees (PEAK_SCORE) that other candidates (`others`: their centres,
+    working pixels) count: k-means may give a die's part a slice of its neighbour (byler-d6 train
+    112332: a teal ace's part took half the white 5 beside it, counted on its own)."""
     centres, found, k = seen
     side = float(found.sides[k])
     if cut.rough_area <= ROUGH_PART_AREA * (side / scale) ** 2:
         return True
-    return float(found.on_edge[k]) < EDGE_SCORE and not _room_for_another(cut.rough_region, centres[k], side)
+    counted = found.scores >= PEAK_SCORE
+    counted[counted] = ~_unaccounted(centres[counted], found.sides[counted], others, None)
+    dice = [k] + [j for j in np.flatnonzero(counted) if j != k]
+    return float(found.on_edge[k]) < EDGE_SCORE and not _room_for_another(cut.rough_region, centres[dice],
+                                                                            found.sides[dice])
 
 
-def _room_for_another(region: tuple, centre: np.ndarray, side: float) -> bool:
-    """Whether a part (mask, x0, y0: working pixels) holds, beyond the reach of the die centred at
-    `centre` (working pixels) with top face `side`, a patch wide enough to be another die."""
+def _room_for_another(region: tuple, centres: np.ndarray, sides: np.ndarray) -> bool:
+    """Whether a part (mask, x0, y0: working pixels) holds, beyond the reach of the dice centred at
+    `centres` (working pixels) with top faces `sides`, a patch wide enough to be another die (by
+    the first die's side: the part's own)."""
     mask, x0, y0 = region
     ys, xs = np.mgrid[:mask.shape[0], :mask.shape[1]]
-    beyond = mask.astype(bool) & ((xs + x0 - centre[0]) ** 2 + (ys + y0 - centre[1]) ** 2
-                                  > (ROOM_REACH * side) ** 2)
-    return _thickness(beyond) >= ROOM_WIDTH * side
+    beyond = mask.astype(bool)
+    for centre, side in zip(centres, sides):
+        beyond &= (xs + x0 - centre[0]) ** 2 + (ys + y0 - centre[1]) ** 2 > (ROOM_REACH * side) ** 2
+    return _thickness(beyond) >= ROOM_WIDTH * sides[0]
 
 
 def _by_outline(candidate: Candidate, cut: _Cut | None, unflagged: bool) -> bool:

@@ -506,6 +506,17 @@ def test_a_die_the_net_sees_as_a_peak_and_faint_ones_in_a_grainy_photo_is_counte
     assert not [d for d in here if UNREADABLE in d.flags]
 
 
+def test_a_cluster_part_holding_a_slice_of_its_counted_neighbour_is_read_as_its_own_die(byler_truth):
+    """Byler train: k-means gives a teal ace's part half of the white 5 it touches; that slice
+    looked like room for a die the detector missed, and the ace was flagged `stacked`. The 5 is
+    counted on its own, so the slice is no room for another: the ace is read, the 5 once."""
+    row = next(r for r in byler_truth if r["image"].endswith("IMG_20191208_112332.jpg"))
+    assert row["split"] == "train"
+    reading = read_tray(cv2.imread(row["path"]))
+    assert [(d.face, d.flags) for d in in_box((251.9, 364.4, 31.8, 29.5), reading.dice)] == [(1, ())]
+    assert [(d.face, d.flags) for d in in_box((281.4, 382.5, 25.7, 31.8), reading.dice)] == [(5, ())]
+
+
 def test_a_face_found_far_bigger_than_the_nets_die_is_never_read_from_that_face(byler_truth):
     # byler train: a marbled die showing a 4 touches a red die; the face found for it takes in
     # the red die's edge and its own side's pips (a 6 would be read), 1.46 times the side the
