@@ -987,6 +987,18 @@ def _outer_face(quad: np.ndarray, middle: np.ndarray, scale: float) -> np.ndarra
     return ((quad - centre) * scale + centre + room * away).astype(np.float32)
 
 
+def vetoed(image_bgr: np.ndarray, candidate, value: int, view: str = "above") -> bool:
+    """Whether the pip counter's looks at a die's outline (the top face found in it, the outline
+    as given, 0.85 times it) rule out a read of `value` pips made elsewhere (`_vetoes`): a die
+    read again on the one the detector sees there (`vision.reader`) may leave out a faint pip
+    its outline showed, never add one (synthetic hard seed 72, 720106: a yellow 5 whose middle
+    pip glare washes out, refused on its outline for a faint mark there, read 4 on the
+    detector's square)."""
+    outline = _ordered_quad(candidate.corners)
+    quads = [_top_face_in(*_plastic_distances(image_bgr, [outline])[0], outline), outline, _about_centre(outline, 0.85)]
+    return any(_vetoes(*count_pips(_canonical(_cut(image_bgr, quad, view))), value) for quad in quads)
+
+
 def _read_again_stands(read: FaceRead, expected: int, looks: list[tuple[int, float]]) -> bool:
     """Whether a read on another top face (`_tighter_top_face`, `_outer_face`; every rule
     applied there) may replace the refusal: it names the `expected` count (the classifier's

@@ -314,6 +314,53 @@ class _Blob:
 
 def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     """Every die on the photo, once each, in reading order (top to bottom, left to right)."""
+    return locate_dice(image_bgr, calibration).candidates
+
+
+@dataclass(frozen=True)
+class Located:
+    """The dice `locate_dice` found (`candidates`, as `find_dice` gives them), with what it saw
+    them on: the photo, its working copy, the tray's floor (working pixels; None: no tray found)
+    and the usual die's side (working pixels), so that a die whose face the reader refuses may
+    be redrawn as the die the detector sees there."""
+
+    candidates: list[Candidate]
+    image: np.ndarray
+    view: _WorkingCopy
+    floor: np.ndarray | None
+    expected: float
+
+    def redrawn(self, index: int) -> Candidate | None:
+        """Candidate `index` (counted, its face refused by the reader) redrawn as the die the
+        detector sees there, on the conditions a die flagged by its outline alone is (`_close_look`):
+        one die seen that near, not on another, the close look SURE_FLAT_CHANCE sure it lies
+        flat, no other candidate's nor another die left uncounted (`_counted_alone`); and its
+        centre on the tray's floor: a die on the rim, half over the table, was found by its
+        half on the rim and read there, refused (synthetic close seed 71, 710039). None
+        otherwise. An outline taking in a tray wall's shading or a side seen at a slant puts
+        the face off its centre (byler-d6 train 112951: a red 4 against the wall, its outline
+        1.7 times the net's die and 0.36 of a side off it, refused; on the net's square it
+        reads 4)."""
+        candidate, scale = self.candidates[index], self.view.scale
+        if candidate.flags or candidate.faint:
+            return None
+        where = _in_working([c.center for c in self.candidates], scale).reshape(-1, 2)
+        seen = _flat_die_under(self.view, candidate, None, self.expected, np.delete(where, index, axis=0))
+        if seen is None or _counted_alone(self.candidates, {index: seen}, scale) != [index]:
+            return None
+        centres, found, k = seen
+        x, y = np.int32(np.round(centres[k]))
+        if self.floor is not None and not (0 <= y < self.floor.shape[0] and 0 <= x < self.floor.shape[1]
+                                           and self.floor[y, x]):
+            return None
+        at = _in_photo(centres[k], scale).reshape(1, 2)
+        if lean_chances(self.image, at, lean_side(self.candidates))[0, FLAT] < SURE_FLAT_CHANCE:
+            return None
+        return _redrawn_as(self.image, self.view, centres[k], float(found.sides[k]))
+
+
+def locate_dice(image_bgr: np.ndarray, calibration=None) -> Located:
+    """`find_dice`'s dice, with what they were found on (`Located`)."""
     image = _check_image(image_bgr)
     if calibration is not None and hasattr(calibration, "scaled_to"):
         calibration = calibration.scaled_to(image.shape[1], image.shape[0])
@@ -403,7 +450,7 @@ def find_dice(image_bgr: np.ndarray, calibration=None) -> list[Candidate]:
     candidates = _flag_crowded([_top_face(image, c) for c in candidates], blank, cuts)
     candidates = _close_look(image, candidates, cuts, unflagged, view, expected)
     candidates.sort(key=lambda c: (round(c.center[1] / max(c.size, 1.0)), c.center[0]))
-    return candidates
+    return Located(candidates, image, view, tray_mask, expected)
 
 
 def _dice_around(cand: Candidate, blob: _Blob | None, view: _WorkingCopy, expected: float) -> Detections | None:
@@ -652,11 +699,18 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
             flagged[i] = replace(candidates[i], flags=(STACKED,), faint=False)
     for i in _counted_alone(candidates, sure, view.scale):
         centres, found, k = sure[i]
-        region, _ = _detected_square(view.lab, centres[k], float(found.sides[k]))
-        square = _candidate(region, (), view)
-        top = _top_face(image, square)
-        flagged[i] = top if top.size >= REDRAWN_TOP_SHARE * square.size else square
+        flagged[i] = _redrawn_as(image, view, centres[k], float(found.sides[k]))
     return flagged
+
+
+def _redrawn_as(image: np.ndarray, view: _WorkingCopy, centre: np.ndarray, side: float) -> Candidate:
+    """A candidate redrawn as the die the detector sees at `centre` with top face `side` (working
+    pixels): its square, narrowed to the top face found in it unless that is under
+    REDRAWN_TOP_SHARE of it (`_close_look`)."""
+    region, _ = _detected_square(view.lab, centre, side)
+    square = _candidate(region, (), view)
+    top = _top_face(image, square)
+    return top if top.size >= REDRAWN_TOP_SHARE * square.size else square
 
 
 def _one_die_part(cut: _Cut, seen: tuple[np.ndarray, Detections, int], scale: float, others: np.ndarray) -> bool:
