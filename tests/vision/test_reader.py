@@ -252,3 +252,16 @@ def test_a_die_read_again_on_the_detectors_die_never_loses_a_pip_its_outline_sho
     assert five["face"] == 5
     die = nearest(read_tray(image), five)
     assert die.face in (None, 5)
+
+
+@needs_face_model
+def test_a_face_of_a_die_on_its_edge_is_never_read_again_as_a_die():
+    """Synthetic close-up (bench seed 2024, 20240045): a die on its edge, refused on its
+    outline. The detector sees one of its two faces as a die, and the close look, cut around
+    that face, is sure it lies flat; the detector's on-edge score (0.43) keeps it from being
+    read there, so the die is never counted and the photo goes to a check."""
+    image, truth = synth.render_tray(20240045, 5, hard=True, size=(4032, 3024), die_px=(200.0, 300.0))
+    (on_edge,) = [d for d in truth if "edge" in d["flags"]]
+    reading = read_tray(image)
+    assert not nearest(reading, on_edge).counted
+    assert reading.status == "check"
