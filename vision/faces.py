@@ -673,10 +673,11 @@ def read_face(image_bgr: np.ndarray, candidate, view: str = "above", calibration
 
 
 def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibration=None,
-               lean_side: float | None = None) -> list[FaceRead]:
+               lean_side: float | None = None, beside=()) -> list[FaceRead]:
     """`read_face` for many dice of one photo at once (the classifier runs as one batch).
     `lean_side`: the usual die's side as the close look sees the photo (`vision.locate.lean_side`),
-    for reading a refused face on its outer cut (`_outer_face`); None: not tried."""
+    for reading a refused face on its outer cut (`_outer_face`); None: not tried. `beside`: the
+    photo's other dice (candidates not read here), which a wider cut must not reach either."""
     if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
         raise ValueError("read_face needs a BGR colour image (height x width x 3)")
     if view not in VIEWS:
@@ -765,7 +766,8 @@ def read_faces(image_bgr: np.ndarray, candidates, view: str = "above", calibrati
             for (i, read), chance in zip(stand.items(), flat):
                 if chance >= OUTER_FLAT_CHANCE:
                     reads[i] = read
-    wider = [i for i in again if reads[i].value is None and _stands_apart(outlines, i)]
+    everyone = outlines + [_ordered_quad(c.corners) for c in beside]
+    wider = [i for i in again if reads[i].value is None and _stands_apart(everyone, i)]
     for i, read in zip(wider, _wider_reads([looks(i) for i in wider], [other_cuts(i) for i in wider])):
         reads[i] = read or reads[i]
     # an ace whose top face was found with a side in view: its pip lies off the crop's middle

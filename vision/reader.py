@@ -69,7 +69,9 @@ def read_tray(image_bgr, view: str = "above", calibration=None) -> Reading:
             # any, unless the pip counter's looks at the outline rule that read out (a picture
             # stays refused: an untaught skull, cut anew, may pass for the taught paco)
             redrawn = located.redrawn(i)
-            again = None if redrawn is None else faces.read_faces(face_photo, [redrawn], view, calibration, side)[0]
+            others = candidates[:i] + candidates[i + 1:]
+            again = (None if redrawn is None else
+                     faces.read_faces(face_photo, [redrawn], view, calibration, side, beside=others)[0])
             if (again is not None and again.kind == "pips" and again.value is not None
                     and not faces.vetoed(face_photo, candidate, again.value, view)):
                 candidates[i] = redrawn
@@ -79,10 +81,10 @@ def read_tray(image_bgr, view: str = "above", calibration=None) -> Reading:
 
 
 def _located(image_bgr: np.ndarray, calibration) -> tuple[Located, np.ndarray]:
-    """The dice found (`vision.locate.Located`), and the photo to read their faces on. An underexposed photo is read as a
-    usual exposure shows it (`vision.exposure.lifted`), and a die that only the photo as taken
-    shows is flagged `unreadable`, never left out of the count (the lift may merge a dark
-    marbled die with a tray's black wall). Byler-d6 train photos, dark and grainy: dice read
+    """The dice found (`vision.locate.Located`), and the photo to read their faces on. An
+    underexposed photo is read as a usual exposure shows it (`vision.exposure.lifted`), and a
+    die that only the photo as taken shows is flagged `unreadable`, never left out of the count
+    (the lift may merge a dark marbled die with a tray's black wall). Byler-d6 train photos, dark and grainy: dice read
     right 80.3 -> 88.5 %, photos `check` 112 -> 98 of 197; darkened in proportion (0.45 times)
     and grainy: 87.0 -> 94.5 %, 82 -> 50."""
     lit = lifted(image_bgr)

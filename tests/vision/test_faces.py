@@ -749,6 +749,18 @@ def test_white_dice_whose_outline_falls_inside_the_face_are_read_on_a_wider_cut(
     assert reads() == [None] * len(dice)
 
 
+def test_a_wider_cut_never_reaches_a_die_beside_the_ones_read(byler_dir):
+    """A die read alone (the reader reads a refused die again on the detector's square) still
+    has the photo's other dice beside it (`beside`): its wider cut is not taken where it would
+    reach one of them, as it is not where it reaches a die read with it (byler train white 4,
+    read on its wider cut alone; a die touching it stops that)."""
+    image = cv2.imread(str(byler_dir / "images" / "IMG_20191209_100043.jpg"))
+    outline = np.float32([(293.89, 340.62), (315.26, 358.93), (296.23, 381.13), (274.86, 362.82)])
+    assert faces.read_faces(image, [candidate(outline)], "above")[0].value == 4
+    touching = outline + (outline[1] - outline[0]) * 1.1   # the next die along one side
+    assert faces.read_faces(image, [candidate(outline)], "above", beside=[candidate(touching)])[0].value is None
+
+
 def test_wider_cut_reads_no_ace_and_no_untaught_picture(byler_dir):
     """A white ace on the white board (byler train photo, locator outline inside the face) that
     the classifier is WIDER_PROB sure of on the wider cut is not read there: a lone blob turns
