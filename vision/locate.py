@@ -332,17 +332,17 @@ class Located:
 
     def redrawn(self, index: int) -> Candidate | None:
         """Candidate `index` (counted, its face refused by the reader) redrawn as the die the
-        detector sees there, on the conditions a die flagged by its outline alone is (`_close_look`):
-        one die seen that near, not on another, the close look SURE_FLAT_CHANCE sure it lies
-        flat, no other candidate's nor another die left uncounted (`_counted_alone`); the net
-        nearly sure it lies flat (PAIR_FLAT_SCORE: on a close-up, seed 2024's 20240045, one face
-        of a die on its edge, on-edge 0.43, was read as a die, the close look sure it lay flat);
-        and its centre on the tray's floor: a die on the rim, half over the table, was found by
-        its half on the rim and read there, refused (synthetic close seed 71, 710039). None
-        otherwise. An outline taking in a tray wall's shading or a side seen at a slant puts
-        the face off its centre (byler-d6 train 112951: a red 4 against the wall, its outline
-        1.7 times the net's die and 0.36 of a side off it, refused; on the net's square it
-        reads 4)."""
+        detector sees there: an outline taking in a tray wall's shading or a side seen at a
+        slant puts the face off its centre (byler-d6 train 112951: a red 4 against the wall,
+        its outline 1.7 times the net's die and 0.36 of a side off it, refused; on the net's
+        square it reads 4). On the conditions a die flagged by its outline alone is redrawn
+        (`_close_look`): one die seen that near, not on another, the close look
+        SURE_FLAT_CHANCE sure it lies flat, no other candidate's nor another die left uncounted
+        (`_counted_alone`); the net nearly sure it lies flat (PAIR_FLAT_SCORE: on a close-up,
+        seed 2024's 20240045, one face of a die on its edge, on-edge 0.43, was read as a die,
+        the close look sure it lay flat); and its centre on the tray's floor (synthetic close
+        seed 71, 710039: a die half on the rim, half over the table, found by its half on the
+        rim). None otherwise."""
         candidate, scale = self.candidates[index], self.view.scale
         if candidate.flags or candidate.faint:
             return None
