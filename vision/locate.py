@@ -689,7 +689,8 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
             flat = max(chance[FLAT], flat_there.get(i, 0.0))
             seen = under[i] if flat >= SURE_FLAT_CHANCE else None
             rough = cuts[i] is not None and cuts[i].rough_area is not None
-            if seen is not None and (not rough or _one_die_part(cuts[i], seen, view.scale, np.delete(where, i, axis=0))):
+            others = np.delete(where, i, axis=0)
+            if seen is not None and (not rough or _one_die_part(cuts[i], seen, view.scale, others)):
                 sure[i] = seen
         elif chance[FLAT] < FLAT_CHANCE:
             flag = EDGE if chance[LEANING] >= chance[ON_ANOTHER] else STACKED
@@ -859,7 +860,8 @@ def _counted_alone(candidates: list[Candidate], sure: dict, scale: float) -> lis
             counted = not uncounted[k]
             if _sure_flat(found, k, PAIR_FLAT_SCORE):
                 peaks = found.scores >= PEAK_SCORE
-                counted = not _unaccounted(centres[peaks], found.sides[peaks], others, None, one_each=True)[peaks[:k].sum()]
+                paired = _unaccounted(centres[peaks], found.sides[peaks], others, None, one_each=True)
+                counted = not paired[peaks[:k].sum()]
             around = np.hypot(*(centres - centres[k]).T) < NEIGHBOUR_REACH * found.sides[k]
             around[k] = False
             if counted or (around & uncounted).any():
