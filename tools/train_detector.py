@@ -7,6 +7,8 @@ module). Training needs torch and onnx, kept out of the project's dependencies:
     python3 -m venv /tmp/trainvenv
     /tmp/trainvenv/bin/pip install torch==2.13.0 onnx numpy opencv-python-headless
     nice /tmp/trainvenv/bin/python tools/train_detector.py train     # writes models/dice_centres.onnx
+                                                                     # and models/dice_centres_head.onnx
+    /tmp/trainvenv/bin/python tools/train_detector.py head           # only cuts the head from the model
     nice .venv/bin/python tools/train_detector.py evaluate           # held-out figures for the model card
 
 What this script trains is the stacked head's own branch. Everything else is kept, frozen, from
@@ -407,6 +409,26 @@ def export_onnx(net, path: str) -> None:
     assert heads.shape == (len(detect.HEADS), 16, 24) and body.shape == (32, 48), (heads.shape, body.shape)
 
 
+def cut_centre_head(path: str) -> Path:
+    """Write the model's trunk and centre head alone (its centre logits, before the sigmoid) as a
+    model of their own beside it (`detect.head_path`): OpenCV runs a graph whole, and the
+    locator's count over a whole photo needs only this part."""
+    import onnx
+    import onnx.utils
+
+    model = onnx.load(path)
+    centre = next(n for n in model.graph.node if n.name == "/inner/centre/Conv")
+    out = detect.head_path(Path(path))
+    onnx.utils.extract_model(path, str(out), [model.graph.input[0].name], [centre.output[0]])
+    head = onnx.load(str(out))
+    head.graph.node[-1].output[0] = head.graph.output[0].name = "centre"
+    onnx.checker.check_model(head)
+    onnx.save(head, str(out))
+    whole, alone = detect.CentreModel(Path(path)), np.full((64, 96, 3), 128, np.uint8)
+    assert np.allclose(whole.heatmap(alone), whole.run(alone)[0][0], rtol=0, atol=1e-5)
+    return out
+
+
 def training_photos(trays: int, specials: int, few: int, pictures: int) -> list[Photo]:
     photos = byler_photos(lambda name: not held_out(name))
     print(f"{len(photos)} byler train photos (as taken and phone-framed)", flush=True)
@@ -424,6 +446,12 @@ def cmd_train(args) -> None:
     net = fit(photos, frozen, args.seed, args.steps, args.batch)
     export_onnx(net, args.out)
     print(f"wrote {args.out} ({Path(args.out).stat().st_size // 1024} kB)")
+    cmd_head(argparse.Namespace(model=args.out))
+
+
+def cmd_head(args) -> None:
+    out = cut_centre_head(args.model)
+    print(f"wrote {out} ({out.stat().st_size // 1024} kB)")
 
 
 def match(found: np.ndarray, truth: np.ndarray, reach: float) -> list[tuple[int, int]]:
@@ -588,12 +616,14 @@ def main(argv=None) -> None:
     train.add_argument("--out", default=str(detect.MODEL_PATH))
     train.add_argument("--frozen", default=str(detect.MODEL_PATH),
                        help="model whose layers but the stacked branch are kept, frozen (the shipped one)")
+    head = sub.add_parser("head", help="only cut the trunk and centre head from a model (needs onnx, not torch)")
+    head.add_argument("--model", default=str(detect.MODEL_PATH))
     evaluate = sub.add_parser("evaluate")
     evaluate.add_argument("--trays", type=int, default=60, help="fresh synthetic trays to check on")
     evaluate.add_argument("--model", default=str(detect.MODEL_PATH))
     evaluate.add_argument("--flag-scores", type=float, nargs="+", default=[0.3, detect.STACKED_SCORE, 0.7])
     args = parser.parse_args(argv)
-    {"train": cmd_train, "evaluate": cmd_evaluate}[args.command](args)
+    {"train": cmd_train, "head": cmd_head, "evaluate": cmd_evaluate}[args.command](args)
 
 
 if __name__ == "__main__":

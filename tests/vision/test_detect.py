@@ -15,7 +15,7 @@ def test_the_shipped_model_loads_with_opencv_and_gives_its_heads_and_body_mask()
     assert heads.shape == (len(detect.HEADS), 48 // detect.STRIDE, 64 // detect.STRIDE)
     assert body.shape == (48 // detect.BODY_STRIDE, 64 // detect.BODY_STRIDE)
     assert 0.0 <= min(heads.min(), body.min()) and max(heads.max(), body.max()) <= 1.0
-    # the centre head run alone (OpenCV's classic engine) gives the whole net's centre channel
+    # the centre head cut into a model of its own (detect.head_path) gives the whole net's centre channel
     assert np.allclose(model.heatmap(np.full((48, 64, 3), 128, np.uint8)), heads[0], rtol=0, atol=1e-5)
 
 
@@ -27,6 +27,15 @@ def test_the_side_head_round_trips_a_side():
 def test_a_missing_model_file_says_so(tmp_path):
     with pytest.raises(FileNotFoundError, match="dice centre model missing.*train_detector"):
         detect.CentreModel(tmp_path / "dice_centres.onnx")
+
+
+def test_a_model_without_its_centre_head_says_so_when_asked_for_a_count(tmp_path):
+    alone = tmp_path / "dice_centres.onnx"
+    alone.write_bytes(detect.MODEL_PATH.read_bytes())
+    model = detect.CentreModel(alone)
+    model.run(np.full((48, 64, 3), 128, np.uint8))   # the whole net needs no head file
+    with pytest.raises(FileNotFoundError, match="dice centre head missing.*train_detector.py head"):
+        model.heatmap(np.full((48, 64, 3), 128, np.uint8))
 
 
 def test_a_corrupt_model_file_gives_a_clear_error(tmp_path):
