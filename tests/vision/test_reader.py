@@ -255,6 +255,21 @@ def test_a_die_read_again_on_the_detectors_die_never_loses_a_pip_its_outline_sho
 
 
 @needs_face_model
+def test_a_faint_mark_at_one_cut_alone_does_not_keep_a_die_from_being_read_again(byler_truth):
+    """A smoky translucent 4 with red pips on a byler train photo, refused on its outline: of the
+    pip counter's three looks at that outline, one sees a faint mark where a 5's middle pip
+    would be (the dark plastic between its pips, at that cut), the others none. A washed-out pip shows at every cut (the yellow 5
+    above: all three), so this one look does not rule out the 4 read on the detector's die: it
+    counts, and the photo is `ok` with the truth's counts."""
+    row = next(r for r in byler_truth if r["image"].endswith("IMG_20191209_095854.jpg"))
+    assert row["split"] == "train"
+    reading = read_tray(cv2.imread(row["path"]))
+    (die,) = [d for d in reading.dice if 273.4 <= d.center[0] <= 306.6 and 287.3 <= d.center[1] <= 320.5]
+    assert die.face == 4 and die.counted
+    assert reading.status == "ok" and reading.counts == truth_counts(row)
+
+
+@needs_face_model
 def test_a_face_of_a_die_on_its_edge_is_never_read_again_as_a_die():
     """Synthetic close-up (bench seed 2024, 20240045): a die on its edge, refused on its
     outline. The detector sees one of its two faces as a die, and the close look, cut around
