@@ -211,17 +211,17 @@ def test_a_die_found_only_by_the_second_count_counts_when_read_sure(byler_dir):
 
 
 @needs_face_model
-def test_a_die_whose_face_is_refused_on_its_outline_is_read_on_the_die_the_detector_sees(byler_truth):
+def test_a_die_whose_face_is_refused_on_its_outline_is_read_on_the_die_the_detector_sees(train_die):
     """Dice counted but refused by the face reader on their outline: a red 4 against a byler
     train photo's tray wall, its outline taking in the wall's shading (1.7 times the net's die,
     a third of a side off it), and a synthetic hard tray's 3 (bench seed 7, 70046). Read again
     on the die the net sees there, lying flat as the close look is sure, they are read; the
     photos are no longer sent to a check for them."""
-    row = next(r for r in byler_truth if r["image"].endswith("IMG_20191208_112951.jpg"))
-    assert row["split"] == "train"
+    row, four = train_die("IMG_20191208_112951.jpg", (506, 184))
     reading = read_tray(cv2.imread(row["path"]))
-    (die,) = [d for d in reading.dice if 490.5 <= d.center[0] <= 520.7 and 165.8 <= d.center[1] <= 201.4]
-    assert die.face == 4 and die.counted
+    x, y, w, h = four["bbox"]
+    (die,) = [d for d in reading.dice if x <= d.center[0] <= x + w and y <= d.center[1] <= y + h]
+    assert four["face"] == die.face == 4 and die.counted
     assert reading.status == "ok" and reading.counts == truth_counts(row)
     image, truth = synth.render_tray(70046, 23, hard=True)
     (three,) = [d for d in truth if np.hypot(d["center"][0] - 1246, d["center"][1] - 531) < 5]
@@ -255,17 +255,17 @@ def test_a_die_read_again_on_the_detectors_die_never_loses_a_pip_its_outline_sho
 
 
 @needs_face_model
-def test_a_faint_mark_at_one_cut_alone_does_not_keep_a_die_from_being_read_again(byler_truth):
+def test_a_faint_mark_at_one_cut_alone_does_not_keep_a_die_from_being_read_again(train_die):
     """A smoky translucent 4 with red pips on a byler train photo, refused on its outline: of the
     pip counter's three looks at that outline, one sees a faint mark where a 5's middle pip
     would be (the dark plastic between its pips, at that cut), the others none. A washed-out pip shows at every cut (the yellow 5
     above: all three), so this one look does not rule out the 4 read on the detector's die: it
     counts, and the photo is `ok` with the truth's counts."""
-    row = next(r for r in byler_truth if r["image"].endswith("IMG_20191209_095854.jpg"))
-    assert row["split"] == "train"
+    row, four = train_die("IMG_20191209_095854.jpg", (290, 304))
     reading = read_tray(cv2.imread(row["path"]))
-    (die,) = [d for d in reading.dice if 273.4 <= d.center[0] <= 306.6 and 287.3 <= d.center[1] <= 320.5]
-    assert die.face == 4 and die.counted
+    x, y, w, h = four["bbox"]
+    (die,) = [d for d in reading.dice if x <= d.center[0] <= x + w and y <= d.center[1] <= y + h]
+    assert four["face"] == die.face == 4 and die.counted
     assert reading.status == "ok" and reading.counts == truth_counts(row)
 
 
