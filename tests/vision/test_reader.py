@@ -210,6 +210,16 @@ def test_a_die_found_only_by_the_second_count_counts_when_read_sure(byler_dir):
     assert die.face == 4 and die.counted
 
 
+def assert_counted_in_an_ok_photo(row, truth_die, face):
+    """A byler-d6 photo (truth row) is read `ok` with the truth's counts, and its die in
+    `truth_die`'s box is counted with `face`, the truth's face."""
+    reading = read_tray(cv2.imread(row["path"]))
+    x, y, w, h = truth_die["bbox"]
+    (die,) = [d for d in reading.dice if x <= d.center[0] <= x + w and y <= d.center[1] <= y + h]
+    assert truth_die["face"] == die.face == face and die.counted
+    assert reading.status == "ok" and reading.counts == truth_counts(row)
+
+
 @needs_face_model
 def test_a_die_whose_face_is_refused_on_its_outline_is_read_on_the_die_the_detector_sees(train_die):
     """Dice counted but refused by the face reader on their outline: a red 4 against a byler
@@ -217,12 +227,7 @@ def test_a_die_whose_face_is_refused_on_its_outline_is_read_on_the_die_the_detec
     a third of a side off it), and a synthetic hard tray's 3 (bench seed 7, 70046). Read again
     on the die the net sees there, lying flat as the close look is sure, they are read; the
     photos are no longer sent to a check for them."""
-    row, four = train_die("IMG_20191208_112951.jpg", (506, 184))
-    reading = read_tray(cv2.imread(row["path"]))
-    x, y, w, h = four["bbox"]
-    (die,) = [d for d in reading.dice if x <= d.center[0] <= x + w and y <= d.center[1] <= y + h]
-    assert four["face"] == die.face == 4 and die.counted
-    assert reading.status == "ok" and reading.counts == truth_counts(row)
+    assert_counted_in_an_ok_photo(*train_die("IMG_20191208_112951.jpg", (506, 184)), face=4)
     image, truth = synth.render_tray(70046, 23, hard=True)
     (three,) = [d for d in truth if np.hypot(d["center"][0] - 1246, d["center"][1] - 531) < 5]
     die = nearest(read_tray(image), three)
@@ -258,15 +263,10 @@ def test_a_die_read_again_on_the_detectors_die_never_loses_a_pip_its_outline_sho
 def test_a_faint_mark_at_one_cut_alone_does_not_keep_a_die_from_being_read_again(train_die):
     """A smoky translucent 4 with red pips on a byler train photo, refused on its outline: of the
     pip counter's three looks at that outline, one sees a faint mark where a 5's middle pip
-    would be (the dark plastic between its pips, at that cut), the others none. A washed-out pip shows at every cut (the yellow 5
-    above: all three), so this one look does not rule out the 4 read on the detector's die: it
-    counts, and the photo is `ok` with the truth's counts."""
-    row, four = train_die("IMG_20191209_095854.jpg", (290, 304))
-    reading = read_tray(cv2.imread(row["path"]))
-    x, y, w, h = four["bbox"]
-    (die,) = [d for d in reading.dice if x <= d.center[0] <= x + w and y <= d.center[1] <= y + h]
-    assert four["face"] == die.face == 4 and die.counted
-    assert reading.status == "ok" and reading.counts == truth_counts(row)
+    would be (the dark plastic between its pips, at that cut), the others none. A washed-out
+    pip shows at every cut (the yellow 5 above: all three), so this one look does not rule out
+    the 4 read on the detector's die: it counts, and the photo is `ok` with the truth's counts."""
+    assert_counted_in_an_ok_photo(*train_die("IMG_20191209_095854.jpg", (290, 304)), face=4)
 
 
 @needs_face_model
