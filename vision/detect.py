@@ -22,6 +22,8 @@ from typing import Callable
 import cv2
 import numpy as np
 
+from vision.nets import read_net
+
 MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "dice_centres.onnx"
 SIDE = 16            # the usual die's side in the net's input, pixels
 STRIDE = 4           # input pixels per heatmap cell
@@ -54,14 +56,8 @@ class CentreModel:
 
     def __init__(self, path: Path = MODEL_PATH):
         path = Path(path)
-        if not path.exists():
-            raise FileNotFoundError(f"dice centre model missing: {path} (run tools/train_detector.py train)")
-        try:
-            self.net = cv2.dnn.readNetFromONNX(str(path))
-            self.outputs = list(self.net.getUnconnectedOutLayersNames())
-        except cv2.error as exc:
-            raise ValueError(f"dice centre model unreadable: {path} is not a valid ONNX model "
-                             f"(retrain with tools/train_detector.py train): {str(exc).strip()[:200]}") from None
+        self.net = read_net(path, "dice centre model", "tools/train_detector.py train")
+        self.outputs = list(self.net.getUnconnectedOutLayersNames())
         if len(self.outputs) != 2:
             raise ValueError(f"dice centre model {path} gives {len(self.outputs)} outputs, not the 2 this "
                              "code reads (per-cell heads and body mask): retrain with tools/train_detector.py train")
@@ -86,14 +82,7 @@ class CentreModel:
 
     @cached_property
     def centre_net(self):
-        path = head_path(self.path)
-        if not path.exists():
-            raise FileNotFoundError(f"dice centre head missing: {path} (run tools/train_detector.py head)")
-        try:
-            return cv2.dnn.readNetFromONNX(str(path))
-        except cv2.error as exc:
-            raise ValueError(f"dice centre head unreadable: {path} is not a valid ONNX model "
-                             f"(cut it anew with tools/train_detector.py head): {str(exc).strip()[:200]}") from None
+        return read_net(head_path(self.path), "dice centre head", "tools/train_detector.py head")
 
 
 def head_path(model_path: Path) -> Path:

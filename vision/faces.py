@@ -45,6 +45,7 @@ import cv2
 import numpy as np
 
 from vision.lean import FLAT, lean_chances
+from vision.nets import read_net
 from vision.types import VIEWS, FaceRead
 
 CANON = 32          # side of the canonical face square both cues work on (pixels)
@@ -651,7 +652,7 @@ class FaceModel:
     tools/train_faces.py."""
 
     def __init__(self, path: Path = MODEL_PATH):
-        self.net = cv2.dnn.readNetFromONNX(str(path))
+        self.net = read_net(path, "face model", "tools/train_faces.py train")
 
     def probabilities(self, inputs: np.ndarray) -> np.ndarray:
         """inputs: (N, CANON, CANON, 4) `net_input` arrays -> (N, 7) class probabilities."""
@@ -661,8 +662,6 @@ class FaceModel:
 
 @lru_cache(maxsize=1)
 def load_model() -> FaceModel:
-    if not MODEL_PATH.exists():
-        raise FileNotFoundError(f"face model missing: {MODEL_PATH} (run tools/train_faces.py train)")
     return FaceModel(MODEL_PATH)
 
 

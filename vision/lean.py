@@ -22,6 +22,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.nets import read_net
+
 MODEL_PATH = Path(__file__).resolve().parent.parent / "models" / "lean_cnn.onnx"
 CROP = 48     # the net's input side, pixels
 DIE = 20      # the usual die's side in the crop, pixels (a leaning die's outline: up to 1.5 times)
@@ -67,13 +69,7 @@ class LeanModel:
     (FLAT, LEANING, ON_ANOTHER)."""
 
     def __init__(self, path: Path = MODEL_PATH):
-        if not Path(path).exists():
-            raise FileNotFoundError(f"lean model missing: {path} (run tools/train_lean.py train)")
-        try:
-            self.net = cv2.dnn.readNetFromONNX(str(path))
-        except cv2.error as exc:
-            raise ValueError(f"lean model unreadable: {path} is not a valid ONNX model "
-                             f"(retrain with tools/train_lean.py train): {str(exc).strip()[:200]}") from None
+        self.net = read_net(path, "lean model", "tools/train_lean.py train")
 
     def chances(self, crops_bgr: np.ndarray, reaches) -> np.ndarray:
         if not len(crops_bgr):
