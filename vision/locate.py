@@ -179,6 +179,7 @@ CLUSTER_COVER = 0.5           # ...and their top faces cover this share of it (c
 SURER_MARGIN = 0.05           # a blob's dice are the size the detector sees them surer at, by this much (`_surer`)
 UNACCOUNTED_SCORE = 0.6      # least centre score of a die the detector alone sees (a tray's printed wall: 0.51)...
 UNACCOUNTED_REACH = 1.6      # ...that counts this near the floor found (sides: a die behind one against the wall)
+OFF_FLOOR_SIDE = 0.6         # ...and, beyond the floor, this share of the usual die's side (a glossy wall mirrors dice)
 SURE_UNMARKED_SCORE = 0.85   # ...and, this sure, flagged even where it shows no marks (a dim die under glare)
 BLURRED_PIP_SCALE = 2.0      # ...or where it shows MARK_CONTRAST at this many times MARK_SCALE within the inner
                              # MARK_MIDDLES radius (small blurred white dice: 36-59; coins, their rim further
@@ -438,7 +439,7 @@ def locate_dice(image_bgr: np.ndarray, calibration=None) -> Located:
     # and grainy, left out of the count of a byler-d6 test photo)
     unexplained = False
     for side in (expected, GRAINY_LARGER * expected) if view.grainy else (expected,):
-        found, unmarked = _unaccounted_dice(view, tray_mask, candidates + tokens, side)
+        found, unmarked = _unaccounted_dice(view, tray_mask, candidates + tokens, side, expected)
         unexplained |= unmarked
         for region, flags in found:
             candidates.append(_candidate(region, flags, view))
@@ -923,7 +924,7 @@ def _floor_and_dice(view: _WorkingCopy, tray: np.ndarray | None,
 
 
 def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidates: list[Candidate],
-                      expected: float):
+                      expected: float, usual: float):
     """(regions, unmarked): the dice the detector sees over the whole working copy that no
     candidate accounts for (`candidates` may include the tokens `_split` set aside: the detector
     takes a coin for a die, and a small one's blurred rim passes for its marks), as (region
@@ -940,7 +941,12 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     sure of is flagged all the same (a dark grey die with dim pips under a lamp's glare, 0.88,
     was left out of the count and the photo was `ok`; the coins, screws and clips of the bench's
     synthetic sets (seed 2024) and hard seeds 7 and 17 that it sees unaccounted for score
-    0.6-0.81)."""
+    0.6-0.81). One whose centre lies beyond the floor must be OFF_FLOOR_SIDE of the `usual`
+    die's side or more: a tray's glossy black wall mirrors the dice beside it, squeezed to
+    about half a die across (byler-d6 train photos turned 25°: 25 such dice flagged, 0.50-0.59
+    of the usual; off the floor, the dice it found on the train split, as taken, spoiled or
+    reframed, and synthetic seed 7 were 0.65 and more, but for a marbled 4 pressed into a
+    corner of a cluster, 0.54, whose centre lies inside the floor)."""
     known = _in_working([c.center for c in candidates], view.scale).astype(np.float32).reshape(-1, 2)
     # the centre head alone first (cheap); on most photos every die it sees is a candidate's
     seen, _ = die_centres(view.lab, expected, min_score=UNACCOUNTED_SCORE)
@@ -975,12 +981,15 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
         hue = view.denoised[y0:y0 + ph, x0:x0 + pw, 1:]
         # a die the frame cuts off may show no marks on what is left of it: flagged `cut`
         cut_off = x - half < 0 or y - half < 0 or x + half >= w or y + half >= h
+        depth = None if inside is None else inside[min(y, h - 1), min(x, w - 1)]
+        if depth == 0 and not cut_off and side < OFF_FLOOR_SIDE * usual:
+            continue
         if not cut_off and (min(ph, pw) < 5 or not _marked(patch[..., 0], hue, expected)):
             unmarked = True
             if score < SURE_UNMARKED_SCORE and not _blurred_pips_alone(view.lab, (cx, cy), side, patch, expected):
                 continue
         if region[0].any():
-            on_floor = inside is None or inside[min(y, h - 1), min(x, w - 1)] >= ON_FLOOR_DEPTH * side
+            on_floor = depth is None or depth >= ON_FLOOR_DEPTH * side
             regions.append((region, (UNREADABLE, _FAINT) if on_floor and not near_another else (UNREADABLE,)))
     return regions, unmarked
 
