@@ -945,7 +945,7 @@ def _unaccounted_dice(view: _WorkingCopy, tray_mask: np.ndarray | None, candidat
     die's side or more: a tray's glossy black wall mirrors the dice beside it, squeezed to
     about half a die across (byler-d6 train photos turned 25°: 25 such dice flagged, 0.50-0.59
     of the usual; off the floor, the dice it found on the train split, as taken, spoiled or
-    reframed, and synthetic seed 7 were 0.65 and more, but for a marbled 4 pressed into a
+    reframed, and synthetic seed 7 were 0.66 and more, but for a marbled 4 pressed into a
     corner of a cluster, 0.54, whose centre lies inside the floor)."""
     known = _in_working([c.center for c in candidates], view.scale).astype(np.float32).reshape(-1, 2)
     # the centre head alone first (cheap); on most photos every die it sees is a candidate's
