@@ -192,6 +192,7 @@ TOP_PER_USUAL = 0.87         # ...its scale: the faces found's median against th
                              # plain trays: 0.81-0.95, median 0.87; byler-d6: about 1.0)
 LEAN_SIZE = 1.2              # ...and a die this many times the photo's median die, likelier leaning than flat, is `edge`
 SURE_FLAT_CHANCE = 0.99      # ...and least chance of a die its outline alone flagged (`_by_outline`), to count it...
+BOTH_LOOKS_FLAT_CHANCE = 0.94  # ...or this at each of its two looks (outline's centre, the die the detector sees)...
 FLAT_SEEN_REACH = 0.75       # ...where the detector sees a die's centre this near (its sides)...
 NEIGHBOUR_REACH = 1.5        # ...and every other die it sees this near that die has a candidate of its own...
 FLAT_SEEN_STACKED = 0.5      # ...and it sees that die on another with a stacked score under this (any, for a lone die
@@ -636,30 +637,36 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     at on the scale of the faces found on this photo (their median, by TOP_PER_USUAL), not the
     usual die's: a calibration's die may be another set's.
 
-    The other way round, a die flagged by its outline alone (`_by_outline`; or, lying alone, for
-    a patch of another colour beside its top face) is counted when the close look gives it
-    SURE_FLAT_CHANCE or more of lying flat and the detector sees a die there,
-    redrawn as that die (`_flat_die_under`, `_counted_alone`): a dark die's shadow on a pale board,
-    or sides seen at a slant, lengthen a flat die's outline; k-means cuts touching dice roughly, and
-    a face found at a slant takes in its sides. Such a die is looked at twice, at its outline's
-    centre and at the die the detector sees there (the outline's centre lies off the top face,
+    The other way round, a die flagged by its outline alone (`_by_outline`; or, lying alone, for a patch
+    of another colour beside its top face) is counted when the close look gives it SURE_FLAT_CHANCE or
+    more of lying flat (or BOTH_LOOKS_FLAT_CHANCE at each of its two looks, below) and the detector sees
+    a die there, redrawn as that die (`_flat_die_under`, `_counted_alone`): a dark die's shadow on a
+    pale board, or sides seen at a slant, lengthen a flat die's outline; k-means cuts touching dice
+    roughly, and a face found at a slant takes in its sides. Such a die is looked at twice, at its
+    outline's centre and at the die the detector sees there (the outline's centre lies off the top face,
     towards what lengthened it; the net's chances shift with the cut's centre), and the surer look
-    counts. On synthetic hard, crowded and close (seeds 7, 13; close: 2,000 dice a set), plain and
-    far (seed 7) sets, 502 candidates were flagged `edge` by their outline: 331 flat dice, 108 on an
-    edge, 42 stacked, one cut off, 20 no die (an outline taken with its shadow, a piece of a tray's
-    rim, a token). 64 flat dice reach 0.99 at the outline's centre, 107 at either (the most for a
-    die on an edge: 0.976); so do a die seen from below with another resting on its corner (kept
-    flagged by that die, which the detector sees faintly: FAINT_SEEN_SCORE) and 2 tokens the
-    detector takes for dice (which the face reader refuses): hence the detector's word and
-    `_counted_alone`. Of dice flagged `stacked` for crowding alone that pass both, all 29 lay flat
-    (synthetic crowded, hard, plain seed 7, byler-d6 train). Of rough parts that pass (`_Cut`), 6 of
-    124 (crowded seed 7) held a die the detector misses too (a dim blue die in a green one's part),
-    their areas 1.6 to 7.8 times the detected die's (one in the tests: 1.47); the 118 others' at
-    most 2.5, 82 of them ROUGH_PART_AREA or less. A bigger part counts too when the detector
-    does not see its die on an edge and it holds nothing ROOM_WIDTH of a side wide beyond
-    ROOM_REACH of the die's centre (`_one_die_part`): on that set (today's cuts) 23 of 27 such
-    parts holding one die pass, and 5 of 20 holding a second die's centre, each second die
-    either missed before (a sliver of it in the part) or holding a candidate of its own.
+    counts; or both, where each is BOTH_LOOKS_FLAT_CHANCE sure: a die seen at a slant near a wide lens's
+    edge shows its sides as a leaning die would, and both looks give it 0.95-0.98. Synthetic hard,
+    crowded, close and plain sets, seeds 7, 13 and 67: of the candidates the detector sees one die under
+    that neither look finds SURE_FLAT_CHANCE flat, 170 lay flat, 147 on an edge, 119 stacked, 4 no die,
+    2 cut off and one outside the tray (on its rim); both looks give 0.94 or more to 37 of the flat dice
+    and one cut off (0.98: redrawn, its square still touches the frame), 0.929 to the die on the rim, at
+    most 0.894 to the others (`/work/notes/outlinesurvey.py`). On synthetic hard, crowded and close
+    (seeds 7, 13; close: 2,000 dice a set), plain and far (seed 7) sets, 502 candidates were flagged
+    `edge` by their outline: 331 flat dice, 108 on an edge, 42 stacked, one cut off, 20 no die (an
+    outline taken with its shadow, a piece of a tray's rim, a token). 64 flat dice reach 0.99 at the
+    outline's centre, 107 at either (the most for a die on an edge: 0.976); so do a die seen from below
+    with another resting on its corner (kept flagged by that die, which the detector sees faintly:
+    FAINT_SEEN_SCORE) and 2 tokens the detector takes for dice (which the face reader refuses): hence
+    the detector's word and `_counted_alone`. Of dice flagged `stacked` for crowding alone that pass
+    both, all 29 lay flat (synthetic crowded, hard, plain seed 7, byler-d6 train). Of rough parts that
+    pass (`_Cut`), 6 of 124 (crowded seed 7) held a die the detector misses too (a dim blue die in a
+    green one's part), their areas 1.6 to 7.8 times the detected die's (one in the tests: 1.47); the 118
+    others' at most 2.5, 82 of them ROUGH_PART_AREA or less. A bigger part counts too when the detector
+    does not see its die on an edge and it holds nothing ROOM_WIDTH of a side wide beyond ROOM_REACH of
+    the die's centre (`_one_die_part`): on that set (today's cuts) 23 of 27 such parts holding one die
+    pass, and 5 of 20 holding a second die's centre, each second die either missed before (a sliver of
+    it in the part) or holding a candidate of its own.
 
     The detector's square is narrowed to the top face found in it unless that is under
     REDRAWN_TOP_SHARE of it: the net's side is already the top face's, and a much smaller "top
@@ -687,8 +694,8 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     sure = {}
     for i, chance in zip(looked, chances):
         if i in under:
-            flat = max(chance[FLAT], flat_there.get(i, 0.0))
-            seen = under[i] if flat >= SURE_FLAT_CHANCE else None
+            looks = (chance[FLAT], flat_there.get(i, 0.0))
+            seen = under[i] if max(looks) >= SURE_FLAT_CHANCE or min(looks) >= BOTH_LOOKS_FLAT_CHANCE else None
             rough = cuts[i] is not None and cuts[i].rough_area is not None
             others = np.delete(where, i, axis=0)
             if seen is not None and (not rough or _one_die_part(cuts[i], seen, view.scale, others)):

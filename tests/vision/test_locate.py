@@ -472,6 +472,34 @@ def test_a_die_on_its_edge_the_net_sees_as_two_dice_stays_flagged(seed, n_dice):
         assert all(c.flags for c in near), f"a piece of the die at {die['center']} counted"
 
 
+@pytest.mark.parametrize("seed, n_dice, view, centre", [
+    (710034, 22, "above", (1419, 462)),   # a 6
+    (720077, 10, "below", (293, 1138)),   # an ace on top
+    (720068, 23, "below", (45, 1084)),    # a 4 on top, at the frame's edge
+])
+def test_a_flat_die_showing_its_sides_far_out_under_a_wide_lens_is_read(seed, n_dice, view, centre):
+    """Bench hard trays (seeds 71 and 72, no rule set on them): a flat die far from the photo's
+    middle shows its sides at a slant, so its outline is too long for a flat die and it was
+    flagged `edge`; the close look, at the outline's centre and at the die the detector sees,
+    finds it flat both times (0.94-0.99 each, BOTH_LOOKS_FLAT_CHANCE): it is counted and read."""
+    image, truth = synth.render_tray(seed, n_dice, view=view, hard=True)
+    reading = read_tray(image, view=view)
+    (die,) = [d for d in truth if np.hypot(d["center"][0] - centre[0], d["center"][1] - centre[1]) < 2]
+    assert die["flags"] == []
+    (hit,) = matches(die, reading.dice)
+    assert (hit.face, hit.flags) == (die["face"], ())
+
+
+def test_a_leaning_die_only_one_close_look_finds_flat_stays_flagged():
+    """Bench hard tray (seed 7): a die on its edge seen from below, whose outline the close look
+    finds flat at the die the detector sees (0.97) but not at the outline's centre (0.17): one
+    look is not both, and it stays flagged `edge`."""
+    image, truth = synth.render_tray(70017, 5, view="below", hard=True)
+    (die,) = [d for d in truth if d["flags"] == ["edge"]]
+    (hit,) = matches(die, read_tray(image, view="below").dice)
+    assert hit.flags == (EDGE,)
+
+
 @pytest.mark.parametrize("spec, centres", [
     (dict(seed=70082, n_dice=9, clusters=0.9), [(1304, 59), (1343, 82)]),   # a 3 and a 6
     (dict(seed=70061, n_dice=23, hard=True), [(1081, 704), (1101, 676)]),   # two 2s
