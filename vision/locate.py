@@ -333,18 +333,18 @@ class Located:
     expected: float
 
     def redrawn(self, index: int) -> Candidate | None:
-        """Candidate `index` (counted, its face refused by the reader) redrawn as the die the
-        detector sees there: an outline taking in a tray wall's shading or a side seen at a
-        slant puts the face off its centre (byler-d6 train 112951: a red 4 against the wall,
-        its outline 1.7 times the net's die and 0.36 of a side off it, refused; on the net's
-        square it reads 4). On the conditions a die flagged by its outline alone is redrawn
-        (`_close_look`): one die seen that near, not on another, the close look
-        SURE_FLAT_CHANCE sure it lies flat, no other candidate's nor another die left uncounted
-        (`_counted_alone`); the net nearly sure it lies flat (PAIR_FLAT_SCORE: on a close-up,
-        seed 2024's 20240045, one face of a die on its edge, on-edge 0.43, was read as a die,
-        the close look sure it lay flat); and its centre on the tray's floor (synthetic close
-        seed 71, 710039: a die half on the rim, half over the table, found by its half on the
-        rim). None otherwise."""
+        """Candidate `index` (counted, its face refused by the reader) redrawn as the die the detector
+        sees there: an outline taking in a tray wall's shading or a side seen at a slant puts the face
+        off its centre (byler-d6 train 112951: a red 4 against the wall, its outline 1.7 times the net's
+        die and 0.36 of a side off it, refused; on the net's square it reads 4). On the conditions a die
+        flagged by its outline alone is redrawn (`_close_look`): one die seen that near, not on another,
+        the close look at that die SURE_FLAT_CHANCE sure it lies flat (or it and the look at the
+        outline's centre BOTH_LOOKS_FLAT_CHANCE sure each: byler-d6 train 095854 and 111316 under warm
+        light, a 4 and a 6), no other candidate's nor another die left uncounted (`_counted_alone`); the
+        net nearly sure it lies flat (PAIR_FLAT_SCORE: on a close-up, seed 2024's 20240045, one face of
+        a die on its edge, on-edge 0.43, was read as a die, the close look sure it lay flat); and its
+        centre on the tray's floor (synthetic close seed 71, 710039: a die half on the rim, half over
+        the table, found by its half on the rim). None otherwise."""
         candidate, scale = self.candidates[index], self.view.scale
         if candidate.flags or candidate.faint:
             return None
@@ -358,8 +358,9 @@ class Located:
         if self.floor is not None and not (0 <= y < self.floor.shape[0] and 0 <= x < self.floor.shape[1]
                                            and self.floor[y, x]):
             return None
-        at = _in_photo(centres[k], scale).reshape(1, 2)
-        if lean_chances(self.image, at, lean_side(self.candidates))[0, FLAT] < SURE_FLAT_CHANCE:
+        at = np.vstack([_in_photo(centres[k], scale).reshape(1, 2), [candidate.center]])
+        looks = lean_chances(self.image, at, lean_side(self.candidates))[:, FLAT]
+        if looks[0] < SURE_FLAT_CHANCE and looks.min() < BOTH_LOOKS_FLAT_CHANCE:
             return None
         return _redrawn_as(self.image, self.view, centres[k], float(found.sides[k]))
 

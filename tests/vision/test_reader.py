@@ -270,6 +270,23 @@ def test_a_faint_mark_at_one_cut_alone_does_not_keep_a_die_from_being_read_again
 
 
 @needs_face_model
+@pytest.mark.parametrize("name, point, face", [
+    ("IMG_20191209_095854.jpg", (290, 304), 4),   # the smoky 4 above
+    ("IMG_20191208_111316.jpg", (108, 238), 6),
+])
+def test_a_refused_die_both_close_looks_find_flat_is_read_again_under_warm_light(byler_dir, train_die, name, point, face):
+    """Byler train photos under the bench's warm light: a die refused on its outline, which the
+    close look finds flat at the detector's die and at the outline's centre, 0.98 each (under
+    SURE_FLAT_CHANCE, over BOTH_LOOKS_FLAT_CHANCE), is read again on the detector's die and
+    counted with the truth's face (it was flagged `unreadable`)."""
+    row, truth_die = train_die(name, point)
+    photo = synth.SPOILS["warm light"](cv2.imread(str(byler_dir / "images" / name)), zlib.crc32(name.encode()))
+    x, y, w, h = truth_die["bbox"]
+    (die,) = [d for d in read_tray(photo).dice if x <= d.center[0] <= x + w and y <= d.center[1] <= y + h]
+    assert truth_die["face"] == die.face == face and die.counted
+
+
+@needs_face_model
 def test_a_face_of_a_die_on_its_edge_is_never_read_again_as_a_die():
     """Synthetic close-up (bench seed 2024, 20240045): a die on its edge, refused on its
     outline. The detector sees one of its two faces as a die, and the close look, cut around
