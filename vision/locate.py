@@ -197,7 +197,7 @@ FLAT_SEEN_REACH = 0.75       # ...where the detector sees a die's centre this ne
 NEIGHBOUR_REACH = 1.5        # ...and every other die it sees this near that die has a candidate of its own...
 FLAT_SEEN_STACKED = 0.5      # ...and it sees that die on another with a stacked score under this (any, for a lone die
                              # flagged for a patch beside it)...
-LONG_SEEN_STACKED = 0.8      # ...or this, for a die its outline alone flagged `edge`
+LONG_SEEN_STACKED = 0.95     # ...or this, for a die its outline alone flagged `edge`
 FAINT_SEEN_SCORE = 0.3       # ...and every die it sees around, this faintly or more, has a candidate of its own
 ROUGH_PART_AREA = 1.4        # ...and a part cut rough from its cluster covers at most this (that die's areas)...
 ROOM_REACH = 0.75            # ...or, beyond this far from that die's centre (its sides)...
@@ -780,7 +780,10 @@ def _flat_die_under(view: _WorkingCopy, candidate: Candidate, cut: _Cut | None, 
     shadow or sides lengthen it: on synthetic hard, crowded and close trays of seeds 7, 13 and
     67, every such candidate the close look found 0.99 flat on one die the detector sees was a
     flat die (147; 3 more lay on no die, scored 0.06-0.34), their stacked scores 0.01-0.92, 39
-    at 0.5 or more, 4 at 0.8 or more: `/work/notes/edgesurvey.py`). No limit for a lone die
+    at 0.5 or more, 4 at 0.8 or more: `/work/notes/edgesurvey.py`; surveyed again with either
+    close look 0.99 sure or both BOTH_LOOKS_FLAT_CHANCE, hard, crowded, close and plain trays
+    of those seeds: 367 flat dice, stacked 0.92 at most, 10 of them 0.8 or more; 6 on no die,
+    one cut off and one outside, 0.53 at most: `/work/notes/outlinesurvey_long.py`). No limit for a lone die
     flagged only for a patch of another colour beside its top face (`_Cut.under`): the detector's
     stacked score there reads that same patch (a side seen at a slant, a glare edge), no second
     cue; on synthetic hard and crowded trays of seeds 7, 71 and 72 (close and far: seed 7), of

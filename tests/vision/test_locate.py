@@ -490,6 +490,22 @@ def test_a_flat_die_showing_its_sides_far_out_under_a_wide_lens_is_read(seed, n_
     assert (hit.face, hit.flags) == (die["face"], ())
 
 
+@pytest.mark.parametrize("seed, n_dice, centre", [
+    (70051, 5, (259, 230)),    # an ace, the detector's stacked score 0.92
+    (70120, 12, (76, 381)),    # a 2, 0.88
+])
+def test_a_long_flat_die_the_detector_half_sees_on_another_is_read_when_the_close_look_is_sure(seed, n_dice, centre):
+    """Bench hard trays (seed 7): a flat die far out, its outline too long for a flat die, which
+    the close look finds flat but whose detector's die scores 0.8-0.95 for resting on another
+    (LONG_SEEN_STACKED was 0.8; no stacked die whose outline alone flagged it reaches the close
+    look's bar): it is counted and read (it was flagged `edge`)."""
+    image, truth = synth.render_tray(seed, n_dice, view="above", hard=True)
+    (die,) = [d for d in truth if np.hypot(d["center"][0] - centre[0], d["center"][1] - centre[1]) < 2]
+    assert die["flags"] == []
+    (hit,) = matches(die, read_tray(image).dice)
+    assert (hit.face, hit.flags) == (die["face"], ())
+
+
 def test_a_leaning_die_only_one_close_look_finds_flat_stays_flagged():
     """Bench hard tray (seed 7): a die on its edge seen from below, whose outline the close look
     finds flat at the die the detector sees (0.97) but not at the outline's centre (0.17): one
