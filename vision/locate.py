@@ -360,7 +360,7 @@ class Located:
             return None
         at = np.vstack([_in_photo(centres[k], scale).reshape(1, 2), [candidate.center]])
         looks = lean_chances(self.image, at, lean_side(self.candidates))[:, FLAT]
-        if looks[0] < SURE_FLAT_CHANCE and looks.min() < BOTH_LOOKS_FLAT_CHANCE:
+        if not _cleared_flat(looks[0], looks):
             return None
         return _redrawn_as(self.image, self.view, centres[k], float(found.sides[k]))
 
@@ -696,7 +696,7 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
     for i, chance in zip(looked, chances):
         if i in under:
             looks = (chance[FLAT], flat_there.get(i, 0.0))
-            seen = under[i] if max(looks) >= SURE_FLAT_CHANCE or min(looks) >= BOTH_LOOKS_FLAT_CHANCE else None
+            seen = under[i] if _cleared_flat(max(looks), looks) else None
             rough = cuts[i] is not None and cuts[i].rough_area is not None
             others = np.delete(where, i, axis=0)
             if seen is not None and (not rough or _one_die_part(cuts[i], seen, view.scale, others)):
@@ -714,6 +714,13 @@ def _close_look(image: np.ndarray, candidates: list[Candidate], cuts: list[_Cut 
         centres, found, k = sure[i]
         flagged[i] = _redrawn_as(image, view, centres[k], float(found.sides[k]))
     return flagged
+
+
+def _cleared_flat(surest: float, looks) -> bool:
+    """Whether the close look clears a die it looked at twice (`looks`: chances of lying flat):
+    the look that may clear it alone (`surest`) SURE_FLAT_CHANCE sure, or every look
+    BOTH_LOOKS_FLAT_CHANCE sure (`_close_look`)."""
+    return surest >= SURE_FLAT_CHANCE or min(looks) >= BOTH_LOOKS_FLAT_CHANCE
 
 
 def _redrawn_as(image: np.ndarray, view: _WorkingCopy, centre: np.ndarray, side: float) -> Candidate:
